@@ -1,10 +1,17 @@
 """The enums and constants of the ACL C API, under their exact C names and values.
 
 Each C `typedef enum` is an `IntEnum` named after the C type whose members carry the C macro names, so
-`aclDataType.ACL_FLOAT == 0`. Every member is also exported flat (`ACL_FLOAT`), as in C; `#define` flags are
-plain ints. Sources: `acl_base_rt.h`, `acl_rt.h`, `acl_mdl.h` of GitHub `hicann/runtime` and the spec
-(`shared/spec/cann-runtime.md`).
+`aclDataType.ACL_FLOAT == 0`. `flat_constants()` also gives every member flat (`ACL_FLOAT`), as in C;
+`#define` flags are plain module-level ints.
+
+Sources: `include/external/acl/acl_base_rt.h` and `acl_rt.h` of GitHub `hicann/runtime` (ACL 1.17), the
+`aclmdlRIBindStream` page of its `docs/zh/api_ref` (the repository's `acl_mdl.h` is an empty stub), and the
+spec (`shared/spec/cann-runtime.md`). Where the spec and a header disagree, the header wins and a comment
+says so.
 """
+
+# The N801 suppressions below keep the C type names once pep8-naming ("N") is selected; until then ruff
+# reports them as unused (RUF100), hence this file-level exemption.
 
 from __future__ import annotations
 
@@ -41,6 +48,8 @@ class aclDataType(IntEnum):  # noqa: N801 - the C type name
     ACL_FLOAT6_E2M3 = 39
     ACL_FLOAT4_E2M1 = 40
     ACL_FLOAT4_E1M2 = 41
+    ACL_HIFLOAT4 = 42
+    ACL_HIFLOAT4_SCALE = 43
 
 
 class aclFormat(IntEnum):  # noqa: N801
@@ -88,6 +97,7 @@ class aclrtMemMallocPolicy(IntEnum):  # noqa: N801
     ACL_MEM_MALLOC_HUGE1G_ONLY_P2P = 7
     ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x0100
     ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000
+    ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000
 
 
 class aclrtMemAttr(IntEnum):  # noqa: N801
@@ -103,6 +113,12 @@ class aclrtMemAttr(IntEnum):  # noqa: N801
     ACL_HBM_MEM_P2P_NORMAL = 9
     ACL_HBM_MEM_HUGE1G = 10
     ACL_HBM_MEM_P2P_HUGE1G = 11
+    ACL_MEM_NORMAL = 12
+    ACL_MEM_HUGE = 13
+    ACL_MEM_HUGE1G = 14
+    ACL_MEM_P2P_NORMAL = 15
+    ACL_MEM_P2P_HUGE = 16
+    ACL_MEM_P2P_HUGE1G = 17
 
 
 class aclrtEventStatus(IntEnum):  # noqa: N801
@@ -159,6 +175,176 @@ class aclrtLastErrLevel(IntEnum):  # noqa: N801
     ACL_RT_THREAD_LEVEL = 0
 
 
+# --- acl_base_rt.h: device capabilities (aclGetDeviceCapability)
+class aclDeviceInfo(IntEnum):  # noqa: N801
+    ACL_DEVICE_INFO_UNDEFINED = -1
+    ACL_DEVICE_INFO_AI_CORE_NUM = 0
+    ACL_DEVICE_INFO_VECTOR_CORE_NUM = 1
+    ACL_DEVICE_INFO_L2_SIZE = 2
+
+
+# --- acl_rt.h: devices
+class aclrtRunMode(IntEnum):  # noqa: N801 - aclrtGetRunMode
+    ACL_DEVICE = 0
+    ACL_HOST = 1
+
+
+class aclrtTsId(IntEnum):  # noqa: N801 - aclrtSetTsDevice
+    ACL_TS_ID_AICORE = 0
+    ACL_TS_ID_AIVECTOR = 1
+    ACL_TS_ID_RESERVED = 2
+
+
+class aclrtDeviceStatus(IntEnum):  # noqa: N801 - aclrtQueryDeviceStatus
+    ACL_RT_DEVICE_STATUS_NORMAL = 0
+    ACL_RT_DEVICE_STATUS_ABNORMAL = 1
+    ACL_RT_DEVICE_STATUS_END = 0xFFFF
+
+
+class aclrtDevAttr(IntEnum):  # noqa: N801 - aclrtGetDeviceInfo
+    ACL_DEV_ATTR_AICPU_CORE_NUM = 1
+    ACL_DEV_ATTR_AICORE_CORE_NUM = 101
+    ACL_DEV_ATTR_CUBE_CORE_NUM = 102
+    ACL_DEV_ATTR_VECTOR_CORE_NUM = 201
+    ACL_DEV_ATTR_WARP_SIZE = 202
+    ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE = 203
+    ACL_DEV_ATTR_LOCAL_MEM_PER_VECTOR_CORE = 204  # deprecated alias of ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE
+    ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE = 204
+    ACL_DEV_ATTR_MAX_GRID_DIM_X = 205
+    ACL_DEV_ATTR_MAX_GRID_DIM_Y = 206
+    ACL_DEV_ATTR_MAX_GRID_DIM_Z = 207
+    ACL_DEV_ATTR_MAX_BLOCK_PER_GRID = 208
+    ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK = 209
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_X = 210
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_Y = 211
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_Z = 212
+    ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE = 301
+    ACL_DEV_ATTR_L2_CACHE_SIZE = 302
+    ACL_DEV_ATTR_SMP_ID = 401
+    ACL_DEV_ATTR_PHY_CHIP_ID = 402
+    ACL_DEV_ATTR_SUPER_POD_DEVIDE_ID = 403  # deprecated (misspelt) alias of ACL_DEV_ATTR_SUPER_POD_DEVICE_ID
+    ACL_DEV_ATTR_SUPER_POD_DEVICE_ID = 403
+    ACL_DEV_ATTR_SUPER_POD_SERVER_ID = 404
+    ACL_DEV_ATTR_SUPER_POD_ID = 405
+    ACL_DEV_ATTR_CUST_OP_PRIVILEGE = 406
+    ACL_DEV_ATTR_MAINBOARD_ID = 407
+    ACL_DEV_ATTR_HD_CONNECT_TYPE = 408
+    ACL_DEV_ATTR_DEVICE_FORM_FACTOR = 409
+    ACL_DEV_ATTR_SUPER_POD_CHASSIS_ID = 410
+    ACL_DEV_ATTR_IS_VIRTUAL = 501
+    ACL_DEV_ATTR_NPU_ARCH = 601
+
+
+class aclrtDevFeatureType(IntEnum):  # noqa: N801 - aclrtGetDeviceCapability
+    ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV = 1  # task update of AIC/AIV kernels (aclmdlRI task groups)
+    ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV = 21
+
+
+class aclrtFloatOverflowMode(IntEnum):  # noqa: N801 - aclrtSetDeviceSatMode
+    ACL_RT_OVERFLOW_MODE_SATURATION = 0
+    ACL_RT_OVERFLOW_MODE_INFNAN = 1
+    ACL_RT_OVERFLOW_MODE_UNDEF = 2
+
+
+# --- acl_rt.h: streams
+class aclrtStreamConfigAttr(IntEnum):  # noqa: N801 - aclrtSetStreamConfigOpt
+    ACL_RT_STREAM_WORK_ADDR_PTR = 0
+    ACL_RT_STREAM_WORK_SIZE = 1
+    ACL_RT_STREAM_FLAG = 2
+    ACL_RT_STREAM_PRIORITY = 3
+
+
+class aclrtStreamAttr(IntEnum):  # noqa: N801 - aclrtSetStreamAttribute / aclrtGetStreamAttribute
+    ACL_STREAM_ATTR_FAILURE_MODE = 1
+    ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK = 2
+    ACL_STREAM_ATTR_USER_CUSTOM_TAG = 3
+    ACL_STREAM_ATTR_CACHE_OP_INFO = 4
+    ACL_STREAM_ATTR_PRIORITY = 5
+
+
+class aclrtStreamState(IntEnum):  # noqa: N801 - aclrtRegStreamStateCallback
+    ACL_RT_STREAM_STATE_CREATE_POST = 1
+    ACL_RT_STREAM_STATE_DESTROY_PRE = 2
+
+
+class aclrtDeviceState(IntEnum):  # noqa: N801 - aclrtRegDeviceStateCallback
+    ACL_RT_DEVICE_STATE_SET_PRE = 0
+    ACL_RT_DEVICE_STATE_SET_POST = 1
+    ACL_RT_DEVICE_STATE_RESET_PRE = 2
+    ACL_RT_DEVICE_STATE_RESET_POST = 3
+
+
+# --- acl_rt.h: memory
+class aclrtHostRegisterType(IntEnum):  # noqa: N801 - aclrtHostRegister
+    ACL_HOST_REGISTER_MAPPED = 0
+    ACL_HOST_REGISTER_IOMEMORY = 0x04
+    ACL_HOST_REGISTER_READONLY = 0x08
+
+
+class aclrtMallocAttrType(IntEnum):  # noqa: N801 - aclrtMallocWithCfg
+    ACL_RT_MEM_ATTR_RSV = 0
+    ACL_RT_MEM_ATTR_MODULE_ID = 1
+    ACL_RT_MEM_ATTR_DEVICE_ID = 2
+    ACL_RT_MEM_ATTR_VA_FLAG = 3
+
+
+class aclrtMemLocationType(IntEnum):  # noqa: N801 - aclrtPointerGetAttributes, aclrtPhysicalMemProp
+    ACL_MEM_LOCATION_TYPE_HOST = 0
+    ACL_MEM_LOCATION_TYPE_DEVICE = 1
+    ACL_MEM_LOCATION_TYPE_UNREGISTERED = 2
+    ACL_MEM_LOCATION_TYPE_MANAGED = 3
+    ACL_MEM_LOCATION_TYPE_HOST_NUMA = 4
+
+
+class aclrtMemAllocationType(IntEnum):  # noqa: N801 - aclrtPhysicalMemProp
+    ACL_MEM_ALLOCATION_TYPE_PINNED = 0
+
+
+class aclrtMemHandleType(IntEnum):  # noqa: N801 - aclrtPhysicalMemProp
+    ACL_MEM_HANDLE_TYPE_NONE = 0
+    ACL_MEM_HANDLE_TYPE_POSIX = 2
+
+
+class aclrtMemGranularityOptions(IntEnum):  # noqa: N801 - aclrtMemGetAllocationGranularity
+    ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM = 0
+    ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1
+    ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF
+
+
+class aclrtMemAccessFlags(IntEnum):  # noqa: N801 - aclrtMemSetAccess
+    ACL_RT_MEM_ACCESS_FLAGS_NONE = 0x0
+    ACL_RT_MEM_ACCESS_FLAGS_READ = 0x1
+    ACL_RT_MEM_ACCESS_FLAGS_READWRITE = 0x3
+
+
+class aclrtMemManagedLocationType(IntEnum):  # noqa: N801 - unified (managed) memory
+    ACL_MEM_LOCATIONTYPE_INVALID = 0
+    ACL_MEM_LOCATIONTYPE_DEVICE = 1
+    ACL_MEM_LOCATIONTYPE_HOST = 2
+    ACL_MEM_LOCATIONTYPE_HOST_NUMA = 3
+    ACL_MEM_LOCATIONTYPE_HOST_NUMA_CURRENT = 4
+
+
+class aclrtMemManagedAdviseType(IntEnum):  # noqa: N801 - aclrtMemManagedAdvise
+    ACL_MEM_ADVISE_SET_READ_MOSTLY = 0
+    ACL_MEM_ADVISE_UNSET_READ_MOSTLY = 1
+    ACL_MEM_ADVISE_SET_PREFERRED_LOCATION = 2
+    ACL_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 3
+    ACL_MEM_ADVISE_SET_ACCESSED_BY = 4
+    ACL_MEM_ADVISE_UNSET_ACCESSED_BY = 5
+
+
+# --- acl_rt.h: aclmdlRI conditional tasks
+class aclmdlRICondHandleFlag(IntEnum):  # noqa: N801 - aclmdlRICondHandleCreate
+    ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT = 1
+
+
+class aclmdlRICondTaskType(IntEnum):  # noqa: N801 - aclmdlRIAddCondTask
+    ACL_MODEL_RI_COND_TYPE_IF = 0
+    ACL_MODEL_RI_COND_TYPE_WHILE = 1
+    ACL_MODEL_RI_COND_TYPE_SWITCH = 2
+
+
 # aclrtEvent flags (#define in acl_rt.h)
 ACL_EVENT_SYNC: Final = 0x00000001
 ACL_EVENT_CAPTURE_STREAM_PROGRESS: Final = 0x00000002
@@ -181,11 +367,31 @@ ACL_STREAM_HUGE: Final = 0x00000008
 ACL_STREAM_CPU_SCHEDULE: Final = 0x00000010
 ACL_STREAM_DEVICE_USE_ONLY: Final = 0x00000020
 
-# aclmdlRIDebugJsonPrint flags
-ACL_MODEL_RI_DEBUG_JSON_SUMMARY: Final = 0x0
-ACL_MODEL_RI_DEBUG_JSON_VERBOSE: Final = 0x1
+# aclrtValueWait flags (the wait condition)
+ACL_STREAM_WAIT_VALUE_GEQ: Final = 0x00000000
+ACL_STREAM_WAIT_VALUE_EQ: Final = 0x00000001
+ACL_STREAM_WAIT_VALUE_AND: Final = 0x00000002
+ACL_STREAM_WAIT_VALUE_NOR: Final = 0x00000003
 
-# aclmdlRIBindStream flags
+# aclrtSetStreamFailureMode modes
+ACL_CONTINUE_ON_FAILURE: Final = 0x00000000
+ACL_STOP_ON_FAILURE: Final = 0x00000001
+
+# aclrtGetDeviceCapability results
+ACL_DEV_FEATURE_SUPPORT: Final = 0x00000001
+ACL_DEV_FEATURE_NOT_SUPPORT: Final = 0x00000000
+
+# aclrtHostRegisterV2 flags
+ACL_HOST_REG_MAPPED: Final = 0x2
+ACL_HOST_REG_IOMEMORY: Final = 0x4
+ACL_HOST_REG_READONLY: Final = 0x8
+ACL_HOST_REG_PINNED: Final = 0x10000000
+
+# aclmdlRIDebugJsonPrint flags: the spec gives only the values (SUMMARY 0x0, VERBOSE 0x1); names: acl_rt.h
+ACL_MDLRI_DEBUG_JSON_PRINT_SUMMARY: Final = 0x0
+ACL_MDLRI_DEBUG_JSON_PRINT_VERBOSE: Final = 0x1
+
+# aclmdlRIBindStream flags: acl_mdl.h of the model package, values from docs/zh/api_ref of hicann/runtime
 ACL_MODEL_STREAM_FLAG_HEAD: Final = 0x00000000
 ACL_MODEL_STREAM_FLAG_DEFAULT: Final = 0x7FFFFFFF
 
@@ -204,6 +410,28 @@ ENUMS: Final[tuple[type[IntEnum], ...]] = (
     aclmdlRITaskType,
     aclrtCallbackBlockType,
     aclrtLastErrLevel,
+    aclDeviceInfo,
+    aclrtRunMode,
+    aclrtTsId,
+    aclrtDeviceStatus,
+    aclrtDevAttr,
+    aclrtDevFeatureType,
+    aclrtFloatOverflowMode,
+    aclrtStreamConfigAttr,
+    aclrtStreamAttr,
+    aclrtStreamState,
+    aclrtDeviceState,
+    aclrtHostRegisterType,
+    aclrtMallocAttrType,
+    aclrtMemLocationType,
+    aclrtMemAllocationType,
+    aclrtMemHandleType,
+    aclrtMemGranularityOptions,
+    aclrtMemAccessFlags,
+    aclrtMemManagedLocationType,
+    aclrtMemManagedAdviseType,
+    aclmdlRICondHandleFlag,
+    aclmdlRICondTaskType,
 )
 
 
@@ -215,5 +443,10 @@ def flat_constants() -> dict[str, int]:
             flat[name] = int(member)
     for name, value in globals().items():
         if name.startswith("ACL_") and isinstance(value, int):
-            flat[name] = value
+            flat[name] = int(value)
     return flat
+
+
+# C code writes ACL_FLOAT, not aclDataType.ACL_FLOAT: every enum member is exported flat as well (as the member,
+# so it keeps its readable name). Typed code uses the enum classes; these names serve the C-style mirror.
+globals().update({name: member for enum in ENUMS for name, member in enum.__members__.items()})

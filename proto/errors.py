@@ -1,21 +1,26 @@
 """Every ACL error code under its C macro name, and `AclError`, the one error class of vnpu.
 
 Sources: `acl_base_rt.h` (ACL base codes) and `error_codes/rt_error_codes.h` (runtime codes) of GitHub
-`hicann/runtime`, and the aclnn status codes of the CANN operator docs. `ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING`
-(107045) comes from the spec (`shared/spec/cann-runtime.md` section 6); the header version read lacked it.
+`hicann/runtime`, and the aclnn status codes of the CANN operator docs.
+`ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING` (107045) comes from the spec (`shared/spec/cann-runtime.md`
+section 6): the header version read lacked it, though `src/runtime/core/src/common/errcode_manage.cc` maps
+`RT_ERROR_STREAM_SUB_ACLGRAPH_IS_CAPTURING` to that name.
 
-Which family a check uses follows the real runtime's layering: argument checks of the ACL layer (a NULL pointer,
-a NULL output) give `ACL_ERROR_INVALID_PARAM` (100000); values the runtime rejects give `ACL_ERROR_RT_*` (1070xx,
-2070xx, 5070xx); phase 1 and phase 2 of aclnn give `ACLNN_*` statuses (161001, 161002, 561xxx).
+Which family a check uses follows the real runtime's layering: argument checks of the ACL layer (a NULL
+pointer, a NULL output) give `ACL_ERROR_INVALID_PARAM` (100000); values the runtime rejects give
+`ACL_ERROR_RT_*` (1070xx, 2070xx, 5070xx); phase 1 and phase 2 of aclnn give `ACLNN_*` statuses (161001,
+161002, 561xxx).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 # --- ACL base (acl_base_rt.h)
 ACL_ERROR_NONE: Final = 0  # deprecated alias of ACL_SUCCESS
 ACL_SUCCESS: Final = 0  # success
+ACL_ERROR_INVALID_EXCEPTION_INFO: Final = -1  # invalid exception info
 ACL_ERROR_INVALID_PARAM: Final = 100000  # parameter check failed
 ACL_ERROR_UNINITIALIZE: Final = 100001  # not initialized (call aclInit first)
 ACL_ERROR_REPEAT_INITIALIZE: Final = 100002  # repeated initialization
@@ -126,10 +131,10 @@ ACL_ERROR_STREAM_TASK_GROUP_INTR: Final = 107034  # task group interrupted
 ACL_ERROR_RT_TASK_ABORT_STOP: Final = 107035  # device task aborting stop before post process
 ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED: Final = 107036  # the capture was not initiated in this stream
 ACL_ERROR_RT_MODEL_RUNNING: Final = 107037  # the model is still running
-ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD: Final = 107038  # the thread of end capture and begin capture is not same
+ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD: Final = 107038  # end capture on another thread than begin
 ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY: Final = 107039  # input array capacity insufficient
 ACL_ERROR_RT_MODEL_UPDATE_FAILED: Final = 107040  # the model update failed
-ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC: Final = 107041  # async oper convert to sync oper, stream is captured, not support current oper
+ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC: Final = 107041  # async op turned sync, denied while capturing
 ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING: Final = 107045  # a conditional sub-graph is still capturing
 ACL_ERROR_RT_FEATURE_NOT_SUPPORT: Final = 207000  # feature not support
 ACL_ERROR_RT_MEMORY_ALLOCATION: Final = 207001  # memory allocation error, only used by out of memory
@@ -287,5 +292,9 @@ class AclError(Exception):
         return {"code": self.code, "name": self.name, "message": self.message, "api": self.api}
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> AclError:
-        return cls(int(str(data["code"])), str(data.get("message", "")), str(data.get("api", "")))
+    def from_dict(cls, data: Mapping[str, object]) -> AclError:
+        """Rebuild the error from `to_dict()`'s output; `name` is derived from the code, so it is not read."""
+        code = data["code"]
+        if isinstance(code, bool) or not isinstance(code, int):
+            raise TypeError(f"AclError code must be an int, got {code!r}")
+        return cls(code, str(data.get("message", "")), str(data.get("api", "")))

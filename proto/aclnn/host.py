@@ -1,0 +1,283 @@
+"""The aclnn host objects (`aclnn/acl_meta.h`): aclTensor, aclScalar, aclIntArray, aclOpExecutor.
+
+In CANN these live on the host and phase 1 only reads them. The Python mirror keeps the C names and argument
+order, drops array-length arguments, and raises `AclError` where the C call returns NULL or a status. Tensors,
+scalars and int arrays are frozen values that validate themselves on construction, so an invalid one cannot
+exist, whether it came from `aclCreateTensor`, from the wire, or from `dataclasses.replace`. Destroying one
+only checks the argument: a Python value holds no resource, and the real runtime does not detect reuse.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from proto.aclnn import dtypes
+from proto.constants import aclDataType, aclFormat
+from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, AclError
+
+if TYPE_CHECKING:
+    from proto.aclnn.kernel import KernelDesc
+
+MAX_DIMS: Final = 8
+INT64: Final = range(-(1 << 63), 1 << 63)
+ScalarValue = bool | int | float
+
+
+def _invalid(api: str, message: str) -> AclError:
+    return AclError(ACLNN_ERR_PARAM_INVALID, message, api=api)
+
+
+def _int64s(api: str, arg: str, values: object, *, minimum: int = 0) -> tuple[int, ...]:
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise _invalid(api, f"{arg} must be a sequence of ints, got {type(values).__name__}")
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise _invalid(api, f"{arg}[{i}] must be an int, got {v!r}")
+        if v < minimum or v not in INT64:
+            raise _invalid(api, f"{arg}[{i}] is {v}; it must be an int64 >= {minimum}")
+    return tuple(values)
+
+
+def _enum_arg(api: str, arg: str, value: object, enum: type[aclDataType] | type[aclFormat]) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise _invalid(api, f"{arg} must be an {enum.__name__}, got {value!r}")
+    try:
+        return enum[value] if isinstance(value, str) else enum(value)
+    except (KeyError, ValueError):
+        raise _invalid(api, f"{arg} {value!r} is not an {enum.__name__}") from None
+
+
+@dataclass(frozen=True)
+class aclTensor:  # noqa: N801 - the C type name
+    """aclTensor: a strided view (dims, strides and offset in elements) of device memory at `data`.
+
+    `storage_dims` is the shape of the underlying storage; the view must lie inside it. Strides are
+    non-negative (CANN kernels read no negative strides); a zero stride broadcasts an input.
+    """
+
+    view_dims: tuple[int, ...]
+    data_type: aclDataType
+    strides: tuple[int, ...]
+    offset: int
+    format: aclFormat
+    storage_dims: tuple[int, ...]
+    data: int
+
+    def __post_init__(self) -> None:
+        api = "aclCreateTensor"
+        dims = _int64s(api, "view_dims", self.view_dims)
+        strides = _int64s(api, "strides", self.strides)
+        storage = _int64s(api, "storage_dims", self.storage_dims)
+        dtype = aclDataType(_enum_arg(api, "data_type", self.data_type, aclDataType))
+        fmt = aclFormat(_enum_arg(api, "format", self.format, aclFormat))
+        for arg, shape in (("view_dims", dims), ("storage_dims", storage)):
+            if len(shape) > MAX_DIMS:
+                raise _invalid(api, f"{arg} has {len(shape)} dims; at most {MAX_DIMS} are supported")
+        if len(strides) != len(dims):
+            raise _invalid(api, f"strides has {len(strides)} entries but view_dims has {len(dims)}")
+        if dtype not in dtypes.INFO:
+            raise _invalid(api, f"data_type {dtype.name} is not supported by vnpu tensors")
+        for arg, value in (("offset", self.offset), ("data", self.data)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value not in INT64:
+                raise _invalid(api, f"{arg} must be an int64 >= 0, got {value!r}")
+        for field, shape in (("view_dims", dims), ("strides", strides), ("storage_dims", storage)):
+            object.__setattr__(self, field, shape)
+        object.__setattr__(self, "data_type", dtype)
+        object.__setattr__(self, "format", fmt)
+        self._check_storage()
+
+    def _check_storage(self) -> None:
+        capacity = math.prod(self.storage_dims)
+        if self.numel and self.offset + self.last_element >= capacity:
+            raise _invalid(
+                "aclCreateTensor",
+                f"the view (view_dims {list(self.view_dims)}, strides {list(self.strides)}, "
+                f"offset {self.offset}) reaches element {self.offset + self.last_element} but "
+                f"storage_dims {list(self.storage_dims)} hold {capacity} elements",
+            )
+
+    @property
+    def itemsize(self) -> int:
+        return dtypes.INFO[self.data_type].itemsize
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.view_dims)
+
+    @property
+    def last_element(self) -> int:
+        """The element index (relative to `offset`) of the last element the view reaches."""
+        return sum((d - 1) * s for d, s in zip(self.view_dims, self.strides, strict=True))
+
+    def is_dense(self) -> bool:
+        """Whether the view covers its elements' span exactly once (torch's is_non_overlapping_and_dense)."""
+        expected = 1
+        for stride, dim in sorted((s, d) for d, s in zip(self.view_dims, self.strides, strict=True) if d != 1):
+            if stride != expected:
+                return False
+            expected *= dim
+        return True
+
+    def byte_range(self) -> tuple[int, int]:
+        """(first byte pointer, byte count) of the view: `data + offset*itemsize` to its last element.
+
+        An empty tensor touches nothing: its count is 0.
+        """
+        first = self.data + self.offset * self.itemsize
+        return first, (self.last_element + 1) * self.itemsize if self.numel else 0
+
+
+@dataclass(frozen=True)
+class aclScalar:  # noqa: N801
+    """aclScalar: one host value of `data_type`, stored as C stores it (floats rounded to the dtype)."""
+
+    value: ScalarValue
+    data_type: aclDataType
+
+    def __post_init__(self) -> None:
+        api = "aclCreateScalar"
+        dtype = aclDataType(_enum_arg(api, "data_type", self.data_type, aclDataType))
+        if dtype not in dtypes.SCALAR_DTYPES:
+            raise _invalid(api, f"data_type {dtype.name} is not supported for scalars")
+        object.__setattr__(self, "data_type", dtype)
+        object.__setattr__(self, "value", _scalar_value(dtype, self.value))
+
+
+def _scalar_value(dtype: aclDataType, value: object) -> ScalarValue:
+    api = "aclCreateScalar"
+    if dtype == aclDataType.ACL_BOOL:
+        if not isinstance(value, bool):
+            raise _invalid(api, f"value {value!r} must be a bool for ACL_BOOL")
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _invalid(api, f"value {value!r} must be a number for {dtype.name}")
+    if dtypes.is_float(dtype):
+        return dtypes.round_float(float(value), dtype)
+    if not isinstance(value, int):
+        raise _invalid(api, f"value {value!r} must be an int for {dtype.name}")
+    if value not in dtypes.int_range(dtype):
+        raise _invalid(api, f"value {value} does not fit {dtype.name}")
+    return value
+
+
+@dataclass(frozen=True)
+class aclIntArray:  # noqa: N801
+    """aclIntArray: a host array of int64 values."""
+
+    values: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", _int64s("aclCreateIntArray", "values", self.values, minimum=-(1 << 63)))
+
+
+@dataclass(eq=False)
+class aclOpExecutor:  # noqa: N801
+    """aclOpExecutor: what phase 1 returns and phase 2 consumes, holding one frozen kernel description.
+
+    Single-use: phase 2 consumes it, unless `aclSetAclOpExecutorRepeatable` was called right after phase 1;
+    a repeatable one lives until `aclDestroyAclOpExecutor`.
+    """
+
+    kernel: KernelDesc
+    repeatable: bool = False
+    consumed: bool = False
+    destroyed: bool = False
+
+
+def _named(*values: object) -> zip[tuple[str, object]]:
+    return zip(("view_dims", "strides", "storage_dims"), values, strict=True)
+
+
+def aclCreateTensor(  # noqa: N802
+    view_dims: Sequence[int],
+    data_type: aclDataType,
+    strides: Sequence[int],
+    offset: int,
+    format: aclFormat,
+    storage_dims: Sequence[int],
+    data: int,
+) -> aclTensor:
+    """aclCreateTensor: a tensor view of device memory; AclError(161002) where C returns NULL."""
+    dims, steps, storage = (_int64s("aclCreateTensor", n, v) for n, v in _named(view_dims, strides, storage_dims))
+    return aclTensor(dims, data_type, steps, offset, format, storage, data)
+
+
+def aclCreateScalar(value: ScalarValue, data_type: aclDataType) -> aclScalar:  # noqa: N802
+    """aclCreateScalar: `value` held as `data_type`; AclError(161002) for a value the dtype cannot hold."""
+    return aclScalar(value, data_type)
+
+
+def aclCreateIntArray(values: Sequence[int]) -> aclIntArray:  # noqa: N802
+    """aclCreateIntArray: a host copy of int64 `values`."""
+    return aclIntArray(_int64s("aclCreateIntArray", "values", values, minimum=-(1 << 63)))
+
+
+def _check_handle(api: str, arg: str, value: object, cls: type) -> None:
+    if value is None:
+        raise AclError(ACLNN_ERR_PARAM_NULLPTR, f"{arg} is a null pointer", api=api)
+    if not isinstance(value, cls):
+        raise _invalid(api, f"{arg} must be an {cls.__name__}, got {type(value).__name__}")
+
+
+def aclDestroyTensor(tensor: aclTensor | None) -> int:  # noqa: N802
+    """aclDestroyTensor: returns ACLNN_SUCCESS."""
+    _check_handle("aclDestroyTensor", "tensor", tensor, aclTensor)
+    return ACLNN_SUCCESS
+
+
+def aclDestroyScalar(scalar: aclScalar | None) -> int:  # noqa: N802
+    """aclDestroyScalar: returns ACLNN_SUCCESS."""
+    _check_handle("aclDestroyScalar", "scalar", scalar, aclScalar)
+    return ACLNN_SUCCESS
+
+
+def aclDestroyIntArray(array: aclIntArray | None) -> int:  # noqa: N802
+    """aclDestroyIntArray: returns ACLNN_SUCCESS."""
+    _check_handle("aclDestroyIntArray", "array", array, aclIntArray)
+    return ACLNN_SUCCESS
+
+
+def _live_executor(api: str, executor: aclOpExecutor | None) -> aclOpExecutor:
+    _check_handle(api, "executor", executor, aclOpExecutor)
+    assert isinstance(executor, aclOpExecutor)
+    op = f"aclnn{executor.kernel.op}"
+    if executor.destroyed:
+        raise _invalid(api, f"the executor of {op} was already destroyed by aclDestroyAclOpExecutor")
+    if executor.consumed and not executor.repeatable:
+        raise _invalid(
+            api,
+            f"the executor of {op} was released by its phase-2 call: executors are single-use unless "
+            "aclSetAclOpExecutorRepeatable is called right after phase 1",
+        )
+    return executor
+
+
+def aclSetAclOpExecutorRepeatable(executor: aclOpExecutor | None) -> int:  # noqa: N802
+    """aclSetAclOpExecutorRepeatable: keep `executor` until aclDestroyAclOpExecutor; call it after phase 1."""
+    live = _live_executor("aclSetAclOpExecutorRepeatable", executor)
+    live.repeatable = True
+    return ACLNN_SUCCESS
+
+
+def aclDestroyAclOpExecutor(executor: aclOpExecutor | None) -> int:  # noqa: N802
+    """aclDestroyAclOpExecutor: free an executor phase 2 has not released (repeatable, or never launched)."""
+    live = _live_executor("aclDestroyAclOpExecutor", executor)
+    live.destroyed = True
+    return ACLNN_SUCCESS
+
+
+def consume(executor: aclOpExecutor | None, api: str) -> KernelDesc:
+    """Phase 2 on the host: the kernel that the phase-2 call `api` (e.g. "aclnnAdd") launches.
+
+    Refuses a destroyed executor, a single-use executor already launched, and an executor of another operator
+    (AclError 161002; a None executor is 161001). Marks the executor consumed unless it is repeatable.
+    """
+    live = _live_executor(api, executor)
+    op = f"aclnn{live.kernel.op}"
+    if api != op:
+        raise _invalid(api, f"the executor was created by {op}GetWorkspaceSize, not {api}GetWorkspaceSize")
+    live.consumed = True
+    return live.kernel

@@ -1,0 +1,197 @@
+"""KernelDesc: the frozen, self-contained description of one aclnn kernel launch, and its JSON wire form.
+
+Wire form (what a curl user writes; every argument by its C name, dtypes and formats by their C names)::
+
+    {"op": "Add", "workspace_size": 0,
+     "args": {"self":  {"view_dims": [2, 3], "data_type": "ACL_FLOAT", "strides": [3, 1], "offset": 0,
+                        "format": "ACL_FORMAT_ND", "storage_dims": [2, 3], "data": 4096},
+              "other": {...same fields...},
+              "alpha": {"value": 1.0, "data_type": "ACL_FLOAT"},
+              "out":   {...same fields...}}}
+
+Int arrays are JSON lists, int and bool attributes plain values, dtype attributes C names ("ACL_FLOAT"; the
+int value is accepted too). Non-finite float scalars travel as the strings "inf", "-inf" and "nan".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final
+
+from proto.aclnn.decl import TENSOR_KINDS, ArgKind, ArgValue, KernelKind, OpArgError, OpDecl
+from proto.aclnn.host import INT64, aclIntArray, aclScalar, aclTensor
+from proto.aclnn.ops import OPS
+from proto.aclnn.rules import tensor
+from proto.constants import aclDataType
+from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
+
+TENSOR_FIELDS: Final = ("view_dims", "data_type", "strides", "offset", "format", "storage_dims", "data")
+SCALAR_FIELDS: Final = ("value", "data_type")
+KERNEL_FIELDS: Final = ("op", "args", "workspace_size")
+NONFINITE: Final = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+JSON = None | bool | int | float | str | list["JSON"] | dict[str, "JSON"]
+
+
+@dataclass(frozen=True)
+class KernelDesc:
+    """One kernel launch: the operator ("Add"), its arguments by C name in C order, its workspace size.
+
+    Construction checks the structure (a known operator, exactly its arguments, each of the right kind); the
+    operator's dtype and shape rules run in phase 1 and again in `revalidate`.
+    """
+
+    op: str
+    args: Mapping[str, ArgValue]
+    workspace_size: int = 0
+
+    def __post_init__(self) -> None:
+        decl = OPS.get(self.op) if isinstance(self.op, str) else None
+        if decl is None:
+            raise AclError(ACLNN_ERR_PARAM_INVALID, f"unknown operator {self.op!r}; vnpu implements {', '.join(OPS)}")
+        if not isinstance(self.args, Mapping):
+            raise AclError(ACLNN_ERR_PARAM_INVALID, f"{decl.c_name}: args must be a mapping", api=decl.c_name)
+        try:
+            args = decl.normalize(self.args)
+        except OpArgError as error:
+            raise error.to_acl(decl, decl.c_name) from None
+        size = self.workspace_size
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0 or size not in INT64:
+            raise AclError(
+                ACLNN_ERR_PARAM_INVALID,
+                f"{decl.c_name}: workspace_size must be an int >= 0, got {size!r}",
+                decl.c_name,
+            )
+        object.__setattr__(self, "args", MappingProxyType(args))
+
+    def __hash__(self) -> int:
+        return hash((self.op, tuple(self.args.items()), self.workspace_size))
+
+    @property
+    def decl(self) -> OpDecl:
+        return OPS[self.op]
+
+    @property
+    def kernel_kind(self) -> KernelKind:
+        """The unit the kernel runs on: "vector" (AIV) or "cube" (AIC)."""
+        return self.decl.kernel_kind
+
+    @property
+    def tensors(self) -> dict[str, aclTensor | None]:
+        """Every tensor argument by name (None for an absent optional one)."""
+        found: dict[str, aclTensor | None] = {}
+        for arg in self.decl.args:
+            if arg.kind in TENSOR_KINDS:
+                value = self.args[arg.name]
+                found[arg.name] = value if isinstance(value, aclTensor) else None
+        return found
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The names of the tensors the kernel writes."""
+        return self.decl.outputs
+
+    def tensor(self, name: str) -> aclTensor:
+        return tensor(self.args, name)
+
+    def nbytes(self) -> int:
+        """The bytes the launch touches: every tensor's byte extent plus the workspace."""
+        return self.workspace_size + sum(t.byte_range()[1] for t in self.tensors.values() if t is not None)
+
+    def to_wire(self) -> dict[str, JSON]:
+        """The JSON form (only str/int/float/bool/list/dict/None)."""
+        return {
+            "op": self.op,
+            "args": {name: _encode(value) for name, value in self.args.items()},
+            "workspace_size": self.workspace_size,
+        }
+
+    @classmethod
+    def from_wire(cls, data: object) -> KernelDesc:
+        """Parse and check a wire form; AclError(161002) naming the field on anything malformed."""
+        try:
+            return _decode(data)
+        except _WireError as error:
+            raise AclError(
+                ACLNN_ERR_PARAM_INVALID, f"malformed kernel description: {error.path}: {error}", api=error.api
+            ) from None
+
+
+def _encode_number(value: bool | int | float) -> JSON:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def _encode(value: ArgValue) -> JSON:
+    if isinstance(value, aclTensor):
+        fields: dict[str, JSON] = {
+            "view_dims": list(value.view_dims),
+            "data_type": value.data_type.name,
+            "strides": list(value.strides),
+            "offset": value.offset,
+            "format": value.format.name,
+            "storage_dims": list(value.storage_dims),
+            "data": value.data,
+        }
+        return fields
+    if isinstance(value, aclScalar):
+        return {"value": _encode_number(value.value), "data_type": value.data_type.name}
+    if isinstance(value, aclIntArray):
+        return list(value.values)
+    if isinstance(value, aclDataType):
+        return value.name
+    return value
+
+
+class _WireError(Exception):
+    def __init__(self, path: str, message: str, api: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.api = api
+
+
+def _fields(value: object, path: str, names: tuple[str, ...], api: str = "") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _WireError(path, f"must be an object with fields {', '.join(names)}; got {type(value).__name__}", api)
+    unknown = [k for k in value if k not in names]
+    missing = [k for k in names if k not in value]
+    if unknown or missing:
+        what = f"unknown field {unknown[0]!r}" if unknown else f"missing field {missing[0]!r}"
+        raise _WireError(path, f"{what}; expected exactly {', '.join(names)}", api)
+    return value
+
+
+def _decode(data: object) -> KernelDesc:
+    fields = _fields(data, "kernel", KERNEL_FIELDS)
+    op = fields["op"]
+    if not isinstance(op, str) or op not in OPS:
+        raise _WireError("op", f"unknown operator {op!r}; vnpu implements {', '.join(OPS)}")
+    decl = OPS[op]
+    args = _fields(fields["args"], "args", decl.arg_names, decl.c_name)
+    values = {arg.name: _decode_arg(arg.kind, args[arg.name], f"args.{arg.name}", decl.c_name) for arg in decl.args}
+    return KernelDesc(op, values, fields["workspace_size"])
+
+
+def _decode_number(value: object) -> Any:
+    """A non-finite float's string form ("inf", "-inf", "nan") back to the float; anything else unchanged."""
+    if isinstance(value, str) and value in NONFINITE:
+        return NONFINITE[value]
+    return value
+
+
+def _decode_arg(kind: ArgKind, value: object, path: str, api: str) -> Any:
+    """The host object for a tensor, scalar or int array; attributes pass through (KernelDesc checks them)."""
+    if value is None or kind in (ArgKind.INT, ArgKind.BOOL, ArgKind.DTYPE):
+        return value
+    try:
+        if kind is ArgKind.SCALAR:
+            scalar = _fields(value, path, SCALAR_FIELDS, api)
+            return aclScalar(_decode_number(scalar["value"]), scalar["data_type"])
+        if kind is ArgKind.INT_ARRAY:
+            return aclIntArray(value)  # type: ignore[arg-type]
+        return aclTensor(**_fields(value, path, TENSOR_FIELDS, api))
+    except AclError as error:
+        raise _WireError(path, error.message, api) from None

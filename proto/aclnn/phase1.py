@@ -1,0 +1,104 @@
+"""Phase 1 of every operator under its exact C name, and `revalidate`, phase 1 again on the device.
+
+`aclnnXxxGetWorkspaceSize(<args in C order>)` returns `(workspaceSize, executor)`, C's two out-parameters.
+A None required argument is AclError 161001, anything else invalid 161002, both naming the argument. The
+functions are generated from the declarations in `ops.py`; each C name below is one line.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+
+from proto.aclnn.decl import OpArgError, OpDecl
+from proto.aclnn.host import aclOpExecutor
+from proto.aclnn.kernel import KernelDesc
+from proto.aclnn.ops import OPS
+from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
+
+Phase1 = Callable[..., tuple[int, aclOpExecutor]]
+
+
+def get_workspace_size(decl: OpDecl, values: Mapping[str, object]) -> tuple[int, aclOpExecutor]:
+    """Phase 1 over one declaration: check the arguments, size the workspace, build the executor."""
+    try:
+        args = decl.normalize(values)
+        size = decl.check(args)
+    except OpArgError as error:
+        raise error.to_acl(decl, decl.ws_name) from None
+    return size, aclOpExecutor(KernelDesc(decl.name, args, size))
+
+
+def revalidate(kernel: KernelDesc) -> KernelDesc:
+    """Phase 1's checks again over a description that came from outside; the description, or AclError.
+
+    A KernelDesc is normalized when constructed, so a valid one is returned as is. The workspace size must be
+    exactly the one phase 1 computes. Errors name the phase-2 call (`aclnnAdd`).
+    """
+    if not isinstance(kernel, KernelDesc):
+        raise AclError(ACLNN_ERR_PARAM_INVALID, f"expected a KernelDesc, got {type(kernel).__name__}")
+    decl = kernel.decl
+    try:
+        size = decl.check(decl.normalize(kernel.args))
+    except OpArgError as error:
+        raise error.to_acl(decl, decl.c_name) from None
+    if size != kernel.workspace_size:
+        raise AclError(
+            ACLNN_ERR_PARAM_INVALID,
+            f"{decl.c_name}: workspace_size is {kernel.workspace_size}, but the arguments need {size} bytes",
+            api=decl.c_name,
+        )
+    return kernel
+
+
+def _bind(decl: OpDecl, args: tuple[object, ...], kwargs: dict[str, object]) -> dict[str, object]:
+    names = decl.arg_names
+    if len(args) > len(names):
+        raise TypeError(f"{decl.ws_name}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+    values = dict(zip(names, args, strict=False))
+    for key, value in kwargs.items():
+        if key not in names or key in values:
+            raise TypeError(f"{decl.ws_name}() got an unexpected or repeated argument {key!r}")
+        values[key] = value
+    missing = [name for name in names if name not in values]
+    if missing:
+        raise TypeError(f"{decl.ws_name}() is missing argument {missing[0]!r}")
+    return values
+
+
+def phase1(decl: OpDecl) -> Phase1:
+    """The C-named phase-1 function of `decl`, taking its arguments positionally or by C name."""
+
+    def call(*args: object, **kwargs: object) -> tuple[int, aclOpExecutor]:
+        return get_workspace_size(decl, _bind(decl, args, kwargs))
+
+    call.__name__ = call.__qualname__ = decl.ws_name
+    call.__doc__ = (
+        f"{decl.ws_name}({', '.join(decl.arg_names)}) -> (workspaceSize, executor): phase 1 of {decl.c_name}."
+    )
+    params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in decl.arg_names]
+    call.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return call
+
+
+aclnnAddGetWorkspaceSize = phase1(OPS["Add"])
+aclnnAddsGetWorkspaceSize = phase1(OPS["Adds"])
+aclnnSubGetWorkspaceSize = phase1(OPS["Sub"])
+aclnnSubsGetWorkspaceSize = phase1(OPS["Subs"])
+aclnnMulGetWorkspaceSize = phase1(OPS["Mul"])
+aclnnMulsGetWorkspaceSize = phase1(OPS["Muls"])
+aclnnDivGetWorkspaceSize = phase1(OPS["Div"])
+aclnnInplaceAddGetWorkspaceSize = phase1(OPS["InplaceAdd"])
+aclnnInplaceMulGetWorkspaceSize = phase1(OPS["InplaceMul"])
+aclnnReluGetWorkspaceSize = phase1(OPS["Relu"])
+aclnnGeluGetWorkspaceSize = phase1(OPS["Gelu"])
+aclnnSiluGetWorkspaceSize = phase1(OPS["Silu"])
+aclnnAbsGetWorkspaceSize = phase1(OPS["Abs"])
+aclnnNegGetWorkspaceSize = phase1(OPS["Neg"])
+aclnnExpGetWorkspaceSize = phase1(OPS["Exp"])
+aclnnSoftmaxGetWorkspaceSize = phase1(OPS["Softmax"])
+aclnnCastGetWorkspaceSize = phase1(OPS["Cast"])
+aclnnInplaceCopyGetWorkspaceSize = phase1(OPS["InplaceCopy"])
+aclnnReduceSumGetWorkspaceSize = phase1(OPS["ReduceSum"])
+aclnnMeanGetWorkspaceSize = phase1(OPS["Mean"])
+aclnnMatmulGetWorkspaceSize = phase1(OPS["Matmul"])

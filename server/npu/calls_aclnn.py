@@ -1,0 +1,91 @@
+"""aclnn phase 2: `aclnnXxx(workspace, workspaceSize, executor, stream)` launches one kernel.
+
+Phase 1 ran on the host (`proto.aclnn`) and produced an executor holding a KernelDesc. A remote client sends
+the KernelDesc; an in-process caller may pass the aclOpExecutor itself, which is then consumed here exactly as
+the client would (single use unless repeatable). The device never trusts the description: it runs the
+operator's declaration over it again, checks that every tensor and the workspace lie inside live device memory
+of the stream's device, and queues a KernelTask. Errors are aclnn statuses (161001/161002), as the real
+phase-2 call returns. One method per operator, named `aclnn<Op>`, is generated from the declarations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from proto.aclnn import OPS, KernelDesc, aclOpExecutor, consume, revalidate
+from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
+from server.npu.arena import MemoryFault
+from server.npu.context import Context, acl_call, require
+from server.npu.device import Device
+from server.npu.tasks import KernelTask
+
+
+class AclnnCalls(Context):
+    @acl_call
+    def launch_kernel(
+        self,
+        api: str,
+        workspace: int | None,
+        workspace_size: int,
+        executor: KernelDesc | aclOpExecutor | None,
+        stream: int | None,
+    ) -> None:
+        """The phase-2 call `api` (e.g. "aclnnAdd") with the kernel its executor describes."""
+        try:
+            kernel = consume(executor, api) if isinstance(executor, aclOpExecutor) else executor
+            self._launch(api, workspace or 0, workspace_size, kernel, stream)
+        except AclError as error:
+            error.api = api
+            raise
+
+    def _launch(
+        self, api: str, workspace: int, workspace_size: int, executor: KernelDesc | None, stream: int | None
+    ) -> None:
+        if executor is None:
+            raise AclError(ACLNN_ERR_PARAM_NULLPTR, "executor is NULL")
+        target = self.stream(stream)
+        kernel = revalidate(executor)
+        if api != f"aclnn{kernel.op}":
+            raise AclError(ACLNN_ERR_PARAM_INVALID, f"the executor describes aclnn{kernel.op}, not {api}")
+        need = kernel.workspace_size
+        bad = ACLNN_ERR_PARAM_INVALID
+        require(workspace_size >= need, f"workspaceSize {workspace_size} is smaller than the {need} bytes needed", bad)
+        if workspace_size:
+            require(workspace != 0, f"workspace is NULL but workspaceSize is {workspace_size}", bad)
+            self._check_memory(target.device, "workspace", workspace, workspace_size)
+        ptrs = [workspace] if workspace_size else []
+        for name, tensor in kernel.tensors.items():
+            if tensor is not None and tensor.byte_range()[1]:
+                self._check_memory(target.device, name, *tensor.byte_range())
+                ptrs.append(tensor.byte_range()[0])
+        self.issue(target, KernelTask(api, kernel, workspace, workspace_size, self.pins(*ptrs)))
+
+    @staticmethod
+    def _check_memory(device: Device, name: str, ptr: int, nbytes: int) -> None:
+        if nbytes == 0:
+            return
+        try:
+            device.arena.region(ptr, nbytes)
+        except MemoryFault as fault:
+            raise AclError(
+                ACLNN_ERR_PARAM_INVALID, f"{name} is not inside live memory of device {device.index}: {fault}"
+            ) from None
+
+
+def _phase2(api: str) -> Callable[..., None]:
+    def launch(
+        self: AclnnCalls,
+        workspace: int | None,
+        workspace_size: int,
+        executor: KernelDesc | aclOpExecutor | None,
+        stream: int | None,
+    ) -> None:
+        self.launch_kernel(api, workspace, workspace_size, executor, stream)
+
+    launch.__name__ = launch.__qualname__ = api
+    launch.__doc__ = f"{api}(workspace, workspaceSize, executor, stream): phase 2, queues the kernel on the stream."
+    return launch
+
+
+for _op in OPS:
+    setattr(AclnnCalls, f"aclnn{_op}", _phase2(f"aclnn{_op}"))

@@ -1,0 +1,211 @@
+"""Event calls: the three create calls, destroy, record, wait (with timeout), reset, query, synchronize,
+elapsed time. The flag rules are those of spec sections 3.1-3.3; the semantics live in `event`."""
+
+from __future__ import annotations
+
+import asyncio
+
+from proto.constants import (
+    ACL_EVENT_CAPTURE_STREAM_PROGRESS,
+    ACL_EVENT_DEVICE_USE_ONLY,
+    ACL_EVENT_EXTERNAL,
+    ACL_EVENT_IPC,
+    ACL_EVENT_SYNC,
+    ACL_EVENT_TIME_LINE,
+    aclrtEventRecordedStatus,
+    aclrtEventStatus,
+    aclrtEventWaitStatus,
+)
+from proto.errors import (
+    ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+    ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+    ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+    ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+    ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_STREAM_CONTEXT,
+    AclError,
+)
+from server.npu.capture_events import CaptureEvents
+from server.npu.context import acl_call, require
+from server.npu.event import Event
+from server.npu.stream import Stream
+from server.npu.tasks import RecordTask, ResetTask, WaitTask
+
+_LEGACY_FLAGS = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY
+_EX_FLAGS = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE
+
+
+def _invalid(message: str) -> AclError:
+    return AclError(ACL_ERROR_RT_PARAM_INVALID, message)
+
+
+class EventCalls(CaptureEvents):
+    @acl_call
+    def aclrtCreateEvent(self) -> int:
+        """A legacy event usable for waits and timing (not for aclrtResetEvent, as the docs say)."""
+        return self._create_event(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE, "aclrtCreateEvent")
+
+    @acl_call
+    def aclrtCreateEventWithFlag(self, flag: int) -> int:
+        if flag & ACL_EVENT_EXTERNAL and flag != ACL_EVENT_EXTERNAL:
+            raise _invalid(f"flag {flag:#x}: ACL_EVENT_EXTERNAL cannot be combined with other flags")
+        if flag & ACL_EVENT_IPC:
+            raise _invalid("ACL_EVENT_IPC events are created with aclrtCreateEventExWithFlag")
+        if flag == 0 or flag & ~(_LEGACY_FLAGS | ACL_EVENT_EXTERNAL):
+            raise _invalid(f"flag {flag:#x} is not a valid combination of ACL_EVENT_* flags")
+        return self._create_event(flag, "aclrtCreateEventWithFlag")
+
+    @acl_call
+    def aclrtCreateEventExWithFlag(self, flag: int) -> int:
+        if flag & ACL_EVENT_EXTERNAL:
+            raise _invalid("ACL_EVENT_EXTERNAL events are created with aclrtCreateEventWithFlag, not the Ex call")
+        if flag & ACL_EVENT_IPC and flag != ACL_EVENT_IPC:
+            raise _invalid(f"flag {flag:#x}: ACL_EVENT_IPC cannot be combined with other flags")
+        if flag == 0 or flag & ~(_EX_FLAGS | ACL_EVENT_IPC):
+            raise _invalid(f"flag {flag:#x} is not a valid combination of ACL_EVENT_* flags for the Ex call")
+        return self._create_event(flag, "aclrtCreateEventExWithFlag")
+
+    @acl_call
+    def aclrtDestroyEvent(self, event: int | None) -> None:
+        """Does not block; a stream still waiting on a binary event that no pending record will set is released
+        with an error."""
+        target = self.event(event)
+        del self.events[target.handle]
+        target.destroy()
+        if target.legacy:
+            target.device.events.give()
+
+    @acl_call
+    def aclrtRecordEvent(self, event: int | None, stream: int | None) -> None:
+        target, on = self.event(event), self.stream(stream)
+        self._same_device(target, on)
+        self.refuse_default_stream(on, "aclrtRecordEvent")
+        if not self.record_in_capture(target, on, "aclrtRecordEvent"):
+            self.issue(on, RecordTask("aclrtRecordEvent", target, target.issue_record(on)))
+
+    @acl_call
+    def aclrtStreamWaitEvent(self, stream: int | None, event: int | None) -> None:
+        self._wait(stream, event, self.op_wait_timeout, "aclrtStreamWaitEvent")
+
+    @acl_call
+    def aclrtStreamWaitEventWithTimeout(self, stream: int | None, event: int | None, timeout: int) -> None:
+        """`timeout` in seconds, 0 = never time out; a wait that times out fails with ACL_ERROR_RT_WAIT_TIMEOUT."""
+        require(timeout >= 0, f"timeout must be >= 0 seconds, got {timeout}")
+        self._wait(stream, event, float(timeout) or None, "aclrtStreamWaitEventWithTimeout")
+
+    @acl_call
+    def aclrtResetEvent(self, event: int | None, stream: int | None) -> None:
+        target, on = self.event(event), self.stream(stream)
+        self._same_device(target, on)
+        if not target.legacy:
+            raise _invalid(f"{target} is an aclrtCreateEventExWithFlag event, which cannot be reset")
+        if target.api == "aclrtCreateEvent":
+            raise _invalid(f"{target} comes from aclrtCreateEvent, which the docs forbid in aclrtResetEvent")
+        self.refuse_default_stream(on, "aclrtResetEvent")
+        if not self.reset_in_capture(target, on, "aclrtResetEvent"):
+            self.issue(on, ResetTask("aclrtResetEvent", target))
+
+    @acl_call
+    def aclrtQueryEventStatus(self, event: int | None) -> aclrtEventRecordedStatus:
+        if self._queryable(event, "aclrtQueryEventStatus").completed:
+            return aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_COMPLETE
+        return aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_NOT_READY
+
+    @acl_call
+    def aclrtQueryEvent(self, event: int | None) -> aclrtEventStatus:
+        """Deprecated in CANN; not for aclrtCreateEventExWithFlag events."""
+        target = self._queryable(event, "aclrtQueryEvent", legacy_only=True)
+        return (
+            aclrtEventStatus.ACL_EVENT_STATUS_COMPLETE
+            if target.completed
+            else aclrtEventStatus.ACL_EVENT_STATUS_NOT_READY
+        )
+
+    @acl_call
+    def aclrtQueryEventWaitStatus(self, event: int | None) -> aclrtEventWaitStatus:
+        """COMPLETE when a wait on the event would go through now (the device flag is set)."""
+        target = self._queryable(event, "aclrtQueryEventWaitStatus", legacy_only=True)
+        if target.flag:
+            return aclrtEventWaitStatus.ACL_EVENT_WAIT_STATUS_COMPLETE
+        return aclrtEventWaitStatus.ACL_EVENT_WAIT_STATUS_NOT_READY
+
+    @acl_call
+    async def aclrtSynchronizeEvent(self, event: int | None) -> None:
+        await self._synchronize(event, None, "aclrtSynchronizeEvent")
+
+    @acl_call
+    async def aclrtSynchronizeEventWithTimeout(self, event: int | None, timeout: int) -> None:
+        """`timeout` in ms, -1 to wait forever; ACL_ERROR_RT_EVENT_SYNC_TIMEOUT when it runs out."""
+        require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
+        await self._synchronize(event, None if timeout == -1 else timeout / 1000, "aclrtSynchronizeEventWithTimeout")
+
+    @acl_call
+    def aclrtEventElapsedTime(self, start: int | None, end: int | None) -> float:
+        """Milliseconds between the completed records of `start` and `end`."""
+        first = self._queryable(start, "aclrtEventElapsedTime")
+        last = self._queryable(end, "aclrtEventElapsedTime")
+        for which, ev in (("start", first), ("end", last)):
+            if not ev.timed:
+                raise _invalid(f"{which} {ev} was created without ACL_EVENT_TIME_LINE, so it has no timestamp")
+            if ev.latest is None:
+                raise AclError(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, f"{which} {ev} was never recorded")
+            if not ev.latest.done:
+                raise AclError(ACL_ERROR_RT_EVENT_NOT_COMPLETE, f"the record of {which} {ev} has not run yet")
+        assert first.latest is not None and last.latest is not None
+        elapsed = (last.latest.timestamp - first.latest.timestamp) * 1000.0
+        if elapsed < 0:
+            raise AclError(ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL, f"end {last} was recorded before start {first}")
+        return elapsed
+
+    def _create_event(self, flags: int, api: str) -> int:
+        device = self.device()
+        event = Event(self.machine.new_handle(), device, flags, api)
+        if event.legacy:
+            device.events.take()
+        self.events[event.handle] = event
+        return event.handle
+
+    def _wait(self, stream: int | None, event: int | None, timeout: float | None, api: str) -> None:
+        on, target = self.stream(stream), self.event(event)
+        self._same_device(target, on)
+        self.refuse_default_stream(on, api)
+        if self.wait_in_capture(on, target, timeout, api):
+            return
+        if not target.flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL):
+            raise _invalid(f"{target} was created without ACL_EVENT_SYNC, so streams cannot wait on it")
+        if target.binary:
+            self.issue(on, WaitTask(api, target, None, timeout))
+            return
+        mark = target.latest
+        if mark is None or mark.done or mark.stream is on:
+            return  # snapshot semantics: nothing to wait for
+        self.issue(on, WaitTask(api, target, mark, timeout))
+
+    def _queryable(self, event: int | None, api: str, legacy_only: bool = False) -> Event:
+        target = self.event(event)
+        if target.external:
+            raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{api} is not supported on an ACL_EVENT_EXTERNAL event")
+        self.refuse_capture_event(target, api)
+        if legacy_only and not target.legacy:
+            raise _invalid(f"{api} is not supported on aclrtCreateEventExWithFlag events")
+        return target
+
+    async def _synchronize(self, event: int | None, timeout: float | None, api: str) -> None:
+        mark = self._queryable(event, api).latest
+        if mark is None or mark.done:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(mark.future), timeout)
+        except TimeoutError:
+            raise AclError(
+                ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, f"the record of event {event:#x} did not run within {timeout:g} s"
+            ) from None
+
+    @staticmethod
+    def _same_device(event: Event, stream: Stream) -> None:
+        if event.device is not stream.device:
+            raise AclError(
+                ACL_ERROR_RT_STREAM_CONTEXT,
+                f"{event} belongs to device {event.device.index} but {stream} to device {stream.device.index}",
+            )

@@ -1,0 +1,173 @@
+"""Memory calls: aclrtMalloc/Free, aclrtMallocHost/FreeHost, aclrtMemcpy[Async], aclrtMemset[Async], GetMemInfo.
+
+A pointer argument is an int (device memory or pinned host memory; 0 is NULL) or, for host memory that is
+not pinned ("pageable"), any Python buffer: bytes, bytearray, memoryview, a numpy array. As in the runtime, the
+copy direction comes from the pointers and `kind` is only range-checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union, cast
+
+import numpy as np
+
+from proto.constants import aclrtMemAttr, aclrtMemcpyKind, aclrtMemMallocPolicy
+from proto.errors import (
+    ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
+    ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+    ACL_ERROR_RT_MEMORY_ALLOCATION,
+    ACL_ERROR_RT_PARAM_INVALID,
+    AclError,
+)
+from server.npu.allocator import OutOfSpace
+from server.npu.arena import MemoryFault
+from server.npu.context import Context, acl_call, require
+from server.npu.tasks import MemcpyTask, MemsetTask
+
+Pointer = Union[int, None, bytes, bytearray, memoryview, np.ndarray]  # noqa: UP007 - a runtime alias
+
+_POLICY_BASES = {int(p) for p in aclrtMemMallocPolicy if p < 0x100}
+_POLICY_BITS = int(aclrtMemMallocPolicy.ACL_MEM_TYPE_LOW_BAND_WIDTH | aclrtMemMallocPolicy.ACL_MEM_TYPE_HIGH_BAND_WIDTH)
+
+
+class MemoryCalls(Context):
+    @acl_call
+    def aclrtMalloc(self, size: int, policy: int) -> int:
+        """Device memory: 64-byte aligned, uninitialised, no synchronisation."""
+        require(size > 0, f"size must be > 0, got {size}")
+        require(
+            (policy & 0xFF) in _POLICY_BASES and not policy & ~(0xFF | _POLICY_BITS),
+            f"policy {policy:#x} is not an aclrtMemMallocPolicy",
+        )
+        device = self.device()
+        try:
+            block = device.arena.malloc(size, policy)
+        except OutOfSpace as full:
+            raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device.index} is out of memory: {full}") from None
+        self.allocations[block.ptr] = device
+        return block.ptr
+
+    @acl_call
+    def aclrtFree(self, dev_ptr: int | None) -> None:
+        """Immediate, without synchronisation, as in the runtime: tasks still queued must not use the memory."""
+        require(bool(dev_ptr), "devPtr is NULL")
+        assert dev_ptr is not None
+        device = self.allocations.get(dev_ptr)
+        if device is None:
+            owner = self.machine.device_of(dev_ptr)
+            why = owner.arena.explain_not_start(dev_ptr) if owner else "it is not a device pointer of this context"
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free {dev_ptr:#x}: {why}")
+        device.arena.free(dev_ptr)
+        del self.allocations[dev_ptr]
+
+    @acl_call
+    def aclrtMallocHost(self, size: int) -> int:
+        require(size > 0, f"size must be > 0, got {size}")
+        try:
+            ptr = self.machine.host.malloc(size).ptr
+        except OSError as error:
+            raise AclError(
+                ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes of host memory: {error}"
+            ) from None
+        self.host_buffers.add(ptr)
+        return ptr
+
+    @acl_call
+    def aclrtFreeHost(self, host_ptr: int | None) -> None:
+        require(bool(host_ptr), "hostPtr is NULL")
+        assert host_ptr is not None
+        if host_ptr not in self.host_buffers:
+            why = (
+                "it was already freed (double free)"
+                if self.machine.host.was_freed(host_ptr)
+                else ("it is not the start of an aclrtMallocHost buffer of this context")
+            )
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free host pointer {host_ptr:#x}: {why}")
+        self.machine.host.free(host_ptr)
+        self.host_buffers.discard(host_ptr)
+
+    @acl_call
+    def aclrtGetMemInfo(self, attr: int) -> tuple[int, int]:
+        """(free, total) bytes of the current device; vnpu has one kind of memory, so every attr reports it."""
+        require(attr in set(aclrtMemAttr), f"attr {attr} is not an aclrtMemAttr")
+        arena = self.device().arena
+        return arena.free_bytes, arena.capacity
+
+    @acl_call
+    def aclrtMemcpy(self, dst: Pointer, dest_max: int, src: Pointer, count: int, kind: int) -> None:
+        """Synchronous copy, now: it does not wait for the streams (as in the runtime). An unsafe call."""
+        self._check_copy(dest_max, count, kind)
+        self.check_unsafe(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "aclrtMemcpy (a synchronous copy)")
+        if count:
+            self._view(dst, count, "dst", writable=True)[:] = self._view(src, count, "src")
+
+    @acl_call
+    async def aclrtMemcpyAsync(
+        self, dst: Pointer, dest_max: int, src: Pointer, count: int, kind: int, stream: int | None
+    ) -> None:
+        """Queued on `stream`; the source is read when the task runs. With pageable host memory the runtime
+        turns the copy synchronous: vnpu waits for the stream's earlier work, then copies."""
+        target = self.stream(stream)
+        self._check_copy(dest_max, count, kind)
+        if not count:
+            return
+        if not (isinstance(dst, int) and isinstance(src, int)):
+            if target in self.capturing:
+                raise AclError(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    f"{target} is capturing: only aclrtMallocHost memory can be captured in an async copy, and "
+                    f"{'dst' if not isinstance(dst, int) else 'src'} is pageable host memory",
+                )
+            self.check_unsafe(
+                ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
+                "aclrtMemcpyAsync with pageable host memory (the runtime makes it synchronous)",
+            )
+            dst_view, src_view = self._view(dst, count, "dst", writable=True), self._view(src, count, "src")
+            await target.reach(target.issued)
+            dst_view[:] = src_view
+            return
+        if dst == src:
+            return
+        self._view(dst, count, "dst", writable=True)
+        self._view(src, count, "src")
+        self.issue(target, MemcpyTask("aclrtMemcpyAsync", dst, src, count, self.pins(dst, src)))
+
+    @acl_call
+    def aclrtMemset(self, dev_ptr: int | None, max_count: int, value: int, count: int) -> None:
+        """Synchronous; an unsafe call."""
+        require(count <= max_count, f"count {count} is larger than maxCount {max_count}")
+        self.check_unsafe(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "aclrtMemset (a synchronous memset)")
+        if count:
+            self._view(dev_ptr, count, "devPtr", writable=True).fill(value & 0xFF)
+
+    @acl_call
+    def aclrtMemsetAsync(self, dev_ptr: int | None, max_count: int, value: int, count: int, stream: int | None) -> None:
+        target = self.stream(stream)
+        require(count <= max_count, f"count {count} is larger than maxCount {max_count}")
+        if count:
+            self._view(dev_ptr, count, "devPtr", writable=True)
+            assert isinstance(dev_ptr, int)
+            self.issue(target, MemsetTask("aclrtMemsetAsync", dev_ptr, value & 0xFF, count, self.pins(dev_ptr)))
+
+    @staticmethod
+    def _check_copy(dest_max: int, count: int, kind: int) -> None:
+        require(count >= 0, f"count must be >= 0, got {count}")
+        require(count <= dest_max, f"count {count} is larger than destMax {dest_max}")
+        require(kind in set(aclrtMemcpyKind), f"kind {kind} is not an aclrtMemcpyKind")
+
+    def _view(self, ptr: Pointer, nbytes: int, arg: str, writable: bool = False) -> np.ndarray:
+        """The bytes [ptr, ptr + nbytes) as a uint8 array: device or pinned memory, or a pageable buffer."""
+        if ptr is None or isinstance(ptr, int):
+            require(bool(ptr), f"{arg} is NULL")
+            assert ptr is not None
+            try:
+                return self.machine.region(ptr, nbytes)
+            except MemoryFault as fault:
+                raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{arg}: {fault}") from None
+        try:
+            view = memoryview(cast(Any, ptr)).cast("B")
+        except TypeError as error:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{arg} is not a contiguous host buffer: {error}") from None
+        require(not (writable and view.readonly), f"{arg} is a read-only host buffer")
+        require(len(view) >= nbytes, f"{arg} is a {len(view)}-byte host buffer, too small for {nbytes} bytes")
+        return np.frombuffer(view, dtype=np.uint8, count=nbytes)

@@ -1,0 +1,133 @@
+"""Model calls: aclmdlRIExecuteAsync, aclmdlRIExecute, aclmdlRIDestroy, aclmdlRIDebugPrint, aclmdlRIDebugJsonPrint."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from proto.constants import aclmdlRITaskType
+from proto.errors import (
+    ACL_ERROR_RT_MODEL_CAPTURED,
+    ACL_ERROR_RT_MODEL_CONTEXT,
+    ACL_ERROR_RT_MODEL_EXECUTE,
+    ACL_ERROR_RT_PARAM_INVALID,
+    AclError,
+)
+from server.npu.calls_capture import CaptureCalls
+from server.npu.context import acl_call, require
+from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelExecuteTask, ModelRI, ModelState
+from server.npu.stream import Task
+from server.npu.tasks import KernelTask, RecordTask, ResetTask, WaitTask
+
+
+class _HostLane:
+    """Where aclmdlRIExecute replays a model: on no stream, for a waiting host thread."""
+
+    def __init__(self, rt: ModelCalls) -> None:
+        self.machine = rt.machine
+        self.closing: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def __str__(self) -> str:
+        return "aclmdlRIExecute"
+
+
+class ModelCalls(CaptureCalls):
+    @acl_call
+    def aclmdlRIExecuteAsync(self, model: int | None, stream: int | None) -> None:
+        """Queue one replay of `model` on `stream`; replays of one model run one at a time."""
+        target = self._model(model)
+        on = self.idle_stream(stream, "aclmdlRIExecuteAsync")
+        self._runnable(target, on.device.index)
+        self.issue(on, ModelExecuteTask(target))
+
+    @acl_call
+    async def aclmdlRIExecute(self, model: int | None, timeout: int) -> None:
+        """Replay `model` and wait for it; `timeout` in ms, -1 to wait forever."""
+        require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
+        target = self._model(model)
+        self._runnable(target, self.device().index)
+        replay = asyncio.ensure_future(target.replay(_HostLane(self)))
+        done, _ = await asyncio.wait({replay}, timeout=None if timeout == -1 else timeout / 1000)
+        if not done:  # the replay goes on; the model stays consistent
+            raise AclError(ACL_ERROR_RT_MODEL_EXECUTE, f"{target} did not finish within {timeout} ms")
+        replay.result()
+
+    @acl_call
+    async def aclmdlRIDestroy(self, model: int | None) -> None:
+        """Waits for a running replay to finish; the model's task groups go with it."""
+        target = self._model(model)
+        if target.state is ModelState.CAPTURING:
+            raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{target} is still capturing: end the capture first")
+        self.drop_model(target)
+        await target.wait_idle()
+
+    @acl_call
+    def aclmdlRIDebugPrint(self, model: int | None) -> str:
+        """A readable dump of the model (the runtime writes it to its log; vnpu returns it)."""
+        target = self._model(model)
+        lines = [f"{target}: {target.state.value}, {len(target.lanes)} stream(s), {target.executions} execution(s)"]
+        for index, lane in enumerate(target.lanes):
+            origin = " (origin)" if index == 0 else ""
+            lines.append(f"  stream #{index}{origin}, captured from stream {lane.stream_handle:#x}:")
+            for number, task in enumerate(lane.tasks):
+                lines.append(f"    {number:4d}  {_task_type(task).name:<32} {task.describe()}")
+                if isinstance(task, GroupTask):
+                    for k, kernel in enumerate(task.group.kernels):
+                        lines.append(f"          [{k}] {kernel.describe()}")
+        return "\n".join(lines)
+
+    @acl_call
+    def aclmdlRIDebugJsonPrint(self, model: int | None, path: str | None, flags: int) -> str:
+        """The model as chrome-trace JSON (spec 1.2). The daemon cannot write the caller's `path`: the text is
+        returned and the client writes it."""
+        target = self._model(model)
+        require(flags in (0, 1), f"flags {flags} is not ACL_MDLRI_DEBUG_JSON_PRINT_SUMMARY (0) or _VERBOSE (1)")
+        events = []
+        for index, lane in enumerate(target.lanes):
+            for number, task in enumerate(lane.tasks):
+                args: dict[str, object] = {
+                    "Model Id": target.handle,
+                    "Stream Id": lane.stream_handle,
+                    "Task Id": number,
+                    "Task Type": _task_type(task).name,
+                }
+                if flags:
+                    args["Detail"] = task.describe()
+                events.append(
+                    {
+                        "name": task.describe(),
+                        "pid": target.handle,
+                        "tid": f"stream{index}",
+                        "ts": number,
+                        "dur": 1,
+                        "ph": "X",
+                        "args": args,
+                    }
+                )
+        return json.dumps(events, indent=1 if flags else None)
+
+    def _model(self, handle: int | None) -> ModelRI:
+        require(bool(handle), "modelRI is NULL")
+        model = self.models.get(handle or 0)
+        if model is None:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a model of this context")
+        return model
+
+    @staticmethod
+    def _runnable(model: ModelRI, device: int) -> None:
+        if model.state is ModelState.CAPTURING:
+            raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{model} is still capturing: end the capture first")
+        if model.device.index != device:
+            raise AclError(ACL_ERROR_RT_MODEL_CONTEXT, f"{model} belongs to device {model.device.index}, not {device}")
+
+
+def _task_type(task: Task) -> aclmdlRITaskType:
+    if isinstance(task, KernelTask | GroupTask):
+        return aclmdlRITaskType.ACL_MODEL_RI_TASK_KERNEL
+    if isinstance(task, RecordTask | CaptureRecord):
+        return aclmdlRITaskType.ACL_MODEL_RI_TASK_EVENT_RECORD
+    if isinstance(task, WaitTask | CaptureWait):
+        return aclmdlRITaskType.ACL_MODEL_RI_TASK_EVENT_WAIT
+    if isinstance(task, ResetTask):
+        return aclmdlRITaskType.ACL_MODEL_RI_TASK_EVENT_RESET
+    return aclmdlRITaskType.ACL_MODEL_RI_TASK_DEFAULT

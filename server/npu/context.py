@@ -1,0 +1,187 @@
+"""The state of one ACL client context, and the `acl_call` decorator that every ACL entry point wears.
+
+A Context is what one process sees of the CANN runtime: its aclInit count, the devices it set (refcounted),
+each thread's current device, and the handles it created. Handles are ints, unique in the daemon; a handle
+of another context is indistinguishable from an invalid one.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Hashable
+from typing import Any, ParamSpec, TypeVar
+
+from proto.constants import aclmdlRICaptureMode
+from proto.errors import (
+    ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_REPEAT_FINALIZE,
+    ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_STREAM_CAPTURED,
+    ACL_ERROR_RT_STREAM_CONTEXT,
+    ACL_ERROR_UNINITIALIZE,
+    AclError,
+)
+from server.npu import capture_modes
+from server.npu.caller import caller_thread
+from server.npu.capture import Capture
+from server.npu.device import Device, Machine
+from server.npu.event import Event
+from server.npu.model import ModelRI, ModelState, TaskGroup, Update
+from server.npu.stream import Stream, Task
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def acl_call(fn: Callable[P, R]) -> Callable[P, R]:
+    """Mark an ACL entry point: it needs aclInit first, and errors raised inside it name it as their `api`."""
+    api = fn.__name__
+
+    def check(args: Any) -> None:
+        if api != "aclInit" and args[0].init_count == 0:
+            if api == "aclFinalize":
+                raise AclError(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize without a matching aclInit", api)
+            raise AclError(ACL_ERROR_UNINITIALIZE, "call aclInit before any other ACL call", api)
+
+    def named(error: AclError) -> AclError:
+        if not error.api:
+            error.api = api
+        return error
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def run_async(*args: P.args, **kwargs: P.kwargs) -> Any:
+            check(args)
+            try:
+                return await fn(*args, **kwargs)
+            except AclError as error:
+                raise named(error) from None
+
+        return run_async  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        check(args)
+        try:
+            return fn(*args, **kwargs)
+        except AclError as error:
+            raise named(error) from None
+
+    return run
+
+
+def require(condition: bool, message: str, code: int = ACL_ERROR_INVALID_PARAM) -> None:
+    if not condition:
+        raise AclError(code, message)
+
+
+class Context:
+    """One client context (in CANN terms: one process) of the daemon."""
+
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
+        self.init_count = 0
+        self.device_refs: dict[int, int] = {}
+        self.current: dict[Hashable, int] = {}
+        self.default_streams: dict[int, Stream] = {}
+        self.streams: dict[int, Stream] = {}
+        self.events: dict[int, Event] = {}
+        self.allocations: dict[int, Device] = {}  # device pointer -> its device
+        self.host_buffers: set[int] = set()
+        self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
+        self.models: dict[int, ModelRI] = {}
+        self.groups: dict[int, TaskGroup] = {}
+        self.capturing: dict[Stream, Capture] = {}  # every stream of every active capture
+        self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
+        self.exchange_modes: dict[Hashable, aclmdlRICaptureMode] = {}
+
+    def device(self) -> Device:
+        """The calling thread's current device."""
+        index = self.current.get(caller_thread())
+        if index is None:
+            raise AclError(ACL_ERROR_RT_CONTEXT_NULL, "this thread has no current device: call aclrtSetDevice first")
+        return self.machine.devices[index]
+
+    def stream(self, handle: int | None) -> Stream:
+        """The stream `handle` (None or 0: the current device's default stream), which must be on that device."""
+        device = self.device()
+        if not handle:
+            return self.default_streams[device.index]
+        stream = self.streams.get(handle)
+        if stream is None:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a stream of this context")
+        if stream.device is not device:
+            raise AclError(
+                ACL_ERROR_RT_STREAM_CONTEXT,
+                f"{stream} belongs to device {stream.device.index}, but this thread's device is {device.index}",
+            )
+        return stream
+
+    def idle_stream(self, handle: int | None, api: str) -> Stream:
+        """The stream `handle`, which must not be capturing (spec 1.4: 107027)."""
+        stream = self.stream(handle)
+        if stream in self.capturing:
+            raise AclError(
+                ACL_ERROR_RT_STREAM_CAPTURED,
+                f"{api} is not allowed on {stream} while it is capturing ({self.capturing[stream]})",
+            )
+        return stream
+
+    def event(self, handle: int | None) -> Event:
+        require(bool(handle), "event is NULL")
+        assert handle is not None
+        event = self.events.get(handle)
+        if event is None:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not an event of this context")
+        return event
+
+    def pins(self, *ptrs: int) -> tuple[tuple[int, object], ...]:
+        """What the pointers point into now, for a task to check when it runs (see `tasks`)."""
+        return tuple((ptr, self.machine.owner(ptr)) for ptr in ptrs)
+
+    def issue(self, stream: Stream, task: Task) -> None:
+        """The one place where issued work enters the device: a stream in a task update collects it, a
+        capturing stream records it into its model, any other stream queues it."""
+        update = self.updating.get(stream)
+        if update is not None:
+            update.collect(task)
+            return
+        capture = self.capturing.get(stream)
+        if capture is not None:
+            capture.add(stream, task)
+            return
+        stream.submit(task)
+
+    def leave_capture(self, capture: Capture) -> None:
+        """Every stream of `capture` stops capturing."""
+        for stream in capture.streams:
+            self.capturing.pop(stream, None)
+
+    def drop_model(self, model: ModelRI) -> None:
+        """Forget `model` and its task groups (a replay in progress finishes on its own)."""
+        model.state = ModelState.DESTROYED
+        for handle in model.groups:
+            self.groups.pop(handle, None)
+        if self.models.pop(model.handle, None) is not None:
+            model.device.models.give()
+
+    def captures(self) -> list[Capture]:
+        return list({id(c): c for c in self.capturing.values()}.values())
+
+    def check_unsafe(self, code: int, what: str) -> None:
+        """Refuse an unsafe call (see `capture_modes`) with `code` when the capture modes deny it."""
+        thread = caller_thread()
+        captures = self.captures()
+        ctx = min((c.mode for c in captures), default=capture_modes.NONE)
+        thr = min((c.mode for c in captures if c.thread == thread), default=capture_modes.NONE)
+        x = self.exchange_modes.get(thread, capture_modes.GLOBAL)
+        if not capture_modes.unsafe_call_allowed(ctx, thr, x):
+            modes = ", ".join(f"{c} in {aclmdlRICaptureMode(c.mode).name}" for c in captures)
+            raise AclError(
+                code,
+                f"{what} is not allowed while {modes} (this thread's exchange mode is "
+                f"{aclmdlRICaptureMode(x).name}); switch with aclmdlRICaptureThreadExchangeMode if it is safe",
+            )

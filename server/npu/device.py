@@ -1,0 +1,112 @@
+"""The hardware of the daemon: devices (memory and resource limits), pinned host memory, the kernel pool."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from itertools import count
+
+import numpy as np
+
+from proto.errors import (
+    ACL_ERROR_RT_NO_EVENT_RESOURCE,
+    ACL_ERROR_RT_NO_MODEL_RESOURCE,
+    ACL_ERROR_RT_NO_STREAM_RESOURCE,
+    AclError,
+)
+from server.npu.arena import Arena, MemoryFault
+from server.npu.hostmem import HostMemory
+
+DEVICE_BASE = 0x12C0_0000_0000  # device pointers look like the real runtime's
+DEVICE_STRIDE = 0x0100_0000_0000  # 1 TiB of address space per device
+DEFAULT_MEMORY = 8 << 30
+# Kernels and copies touching more bytes than this run on the kernel thread pool; smaller ones run inline on the
+# event loop. Measured with bench/offload.py on the 2-core CI machine: a pool hop costs 40-150 µs, and np.add
+# reaches that duration at ~4-6 MB touched. Below it the hop would cost more than the kernel; above it the
+# kernel would stall the loop (and every other stream and client) for longer than a hop.
+OFFLOAD_BYTES = 4 << 20
+
+
+class Limit:
+    """A counted resource of a device (streams, events, models) with the error code of its exhaustion."""
+
+    def __init__(self, what: str, maximum: int, code: int) -> None:
+        self.what, self.maximum, self.code, self.used = what, maximum, code, 0
+
+    def take(self) -> None:
+        if self.used >= self.maximum:
+            raise AclError(self.code, f"no {self.what} resource left: all {self.maximum} are in use on this device")
+        self.used += 1
+
+    def give(self) -> None:
+        self.used -= 1
+
+
+class Device:
+    """One virtual NPU: its memory (an Arena) and its limits on streams, events and models."""
+
+    def __init__(
+        self,
+        index: int,
+        memory_bytes: int = DEFAULT_MEMORY,
+        max_streams: int = 1984,
+        max_events: int = 65536,
+        max_models: int = 1024,
+    ) -> None:
+        if not 0 < memory_bytes <= DEVICE_STRIDE:
+            raise ValueError(f"device memory must be between 1 byte and {DEVICE_STRIDE} bytes")
+        self.index = index
+        self.arena = Arena(DEVICE_BASE + index * DEVICE_STRIDE, memory_bytes)
+        self.streams = Limit("stream", max_streams, ACL_ERROR_RT_NO_STREAM_RESOURCE)
+        self.events = Limit("event", max_events, ACL_ERROR_RT_NO_EVENT_RESOURCE)
+        self.models = Limit("model", max_models, ACL_ERROR_RT_NO_MODEL_RESOURCE)
+
+
+class Machine:
+    """Everything the daemon simulates: its devices, the pinned host memory, and handle numbering."""
+
+    def __init__(
+        self,
+        devices: int = 1,
+        memory_bytes: int = DEFAULT_MEMORY,
+        *,
+        max_streams: int = 1984,
+        max_events: int = 65536,
+        max_models: int = 1024,
+        offload_bytes: int = OFFLOAD_BYTES,
+        kernel_threads: int | None = None,
+    ) -> None:
+        self.devices = [Device(i, memory_bytes, max_streams, max_events, max_models) for i in range(devices)]
+        self.host = HostMemory()
+        self.offload_bytes = offload_bytes
+        self.pool = ThreadPoolExecutor(kernel_threads or os.cpu_count() or 2, thread_name_prefix="vnpu-kernel")
+        self._handles = count(0x1000)
+
+    def new_handle(self) -> int:
+        return next(self._handles)
+
+    def device_of(self, ptr: int) -> Device | None:
+        index = (ptr - DEVICE_BASE) // DEVICE_STRIDE
+        if ptr >= DEVICE_BASE and index < len(self.devices) and ptr in self.devices[index].arena:
+            return self.devices[index]
+        return None
+
+    def owner(self, ptr: int) -> object | None:
+        """The live allocation (device or pinned host) that `ptr` falls in; a new object for every malloc."""
+        device = self.device_of(ptr)
+        if device is not None:
+            return device.arena.find(ptr)
+        return self.host.find(ptr) if ptr in self.host else None
+
+    def region(self, ptr: int, nbytes: int) -> np.ndarray:
+        """A uint8 view of [ptr, ptr + nbytes) of device or pinned host memory; MemoryFault if not all live."""
+        device = self.device_of(ptr)
+        if device is not None:
+            return device.arena.region(ptr, nbytes)
+        if ptr in self.host:
+            return self.host.region(ptr, nbytes)
+        raise MemoryFault(f"{ptr:#x} is neither device memory (aclrtMalloc) nor pinned host memory (aclrtMallocHost)")
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.host.close()

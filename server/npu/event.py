@@ -1,0 +1,136 @@
+"""aclrtEvent, with the two behaviours of the real runtime (spec section 3.2).
+
+- **Binary flag** (legacy events with ACL_EVENT_SYNC or ACL_EVENT_EXTERNAL, from aclrtCreateEvent or
+  aclrtCreateEventWithFlag): a record task sets a 0/1 flag on the device, a reset task clears it, and a wait task
+  blocks until the flag is 1 — even when the record is issued later, from any stream. A wait does not clear the
+  flag, and two records before a wait count once.
+- **Snapshot** (aclrtCreateEventExWithFlag events, and legacy events without SYNC): as in CUDA, each record
+  replaces the event's snapshot of its stream, and a wait waits for the latest snapshot taken before the wait
+  was issued; a wait on a never-recorded event, on a record of the same stream, or on a finished record is
+  skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from proto.constants import ACL_EVENT_EXTERNAL, ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE
+from proto.errors import (
+    ACL_ERROR_RT_INVALID_HANDLE,
+    ACL_ERROR_RT_STREAM_ABORT,
+    ACL_ERROR_RT_WAIT_TIMEOUT,
+    AclError,
+)
+
+if TYPE_CHECKING:
+    from server.npu.device import Device
+    from server.npu.stream import Lane, Stream
+
+
+class RecordMark:
+    """One issued record of an event: done once its record task has run on `stream`."""
+
+    __slots__ = ("done", "future", "stream", "timestamp")
+
+    def __init__(self, stream: Stream) -> None:
+        self.stream = stream
+        self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.timestamp = 0.0
+        self.done = False
+
+    def complete(self) -> None:
+        self.timestamp = time.perf_counter()
+        self.done = True
+        self.future.set_result(None)
+
+
+class Event:
+    """aclrtEvent; `api` is the create call, which decides the behaviour (see the module docstring)."""
+
+    def __init__(self, handle: int, device: Device, flags: int, api: str) -> None:
+        self.handle = handle
+        self.device = device
+        self.flags = flags
+        self.api = api
+        self.legacy = api != "aclrtCreateEventExWithFlag"
+        self.flag = False  # the device flag of binary events
+        self.latest: RecordMark | None = None
+        self.destroyed = False
+        self._changed: asyncio.Future[None] | None = None
+
+    def __repr__(self) -> str:
+        return f"event {self.handle:#x} ({self.api}, flags {self.flags:#x})"
+
+    @property
+    def binary(self) -> bool:
+        return self.legacy and bool(self.flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL))
+
+    @property
+    def external(self) -> bool:
+        return bool(self.flags & ACL_EVENT_EXTERNAL)
+
+    @property
+    def timed(self) -> bool:
+        return bool(self.flags & ACL_EVENT_TIME_LINE)
+
+    @property
+    def completed(self) -> bool:
+        """The recorded status: a binary event's latest record ran and no reset cleared it since; a snapshot
+        event's latest record ran, or it was never recorded (as in CUDA)."""
+        if self.binary:
+            return self.flag and self.latest is not None and self.latest.done
+        return self.latest is None or self.latest.done
+
+    @property
+    def pending_record(self) -> bool:
+        return self.latest is not None and not self.latest.done
+
+    def issue_record(self, stream: Stream) -> RecordMark:
+        self.latest = RecordMark(stream)
+        return self.latest
+
+    def recorded(self, mark: RecordMark | None) -> None:
+        """A record task ran: the eager one of `mark`, or (`mark` None) one replayed from a model."""
+        if mark is not None:
+            mark.complete()
+        if self.binary:
+            self.flag = True
+        self._notify()
+
+    def reset(self) -> None:
+        self.flag = False
+        self._notify()
+
+    def destroy(self) -> None:
+        self.destroyed = True
+        self._notify()
+
+    async def wait_flag(self, lane: Lane, timeout: float | None) -> None:
+        """Block `lane` until the flag is set (a binary wait task)."""
+        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+        while not self.flag:
+            if lane.closing.done():
+                raise AclError(ACL_ERROR_RT_STREAM_ABORT, f"{lane} was destroyed while it waited on {self}")
+            if self.destroyed and not self.pending_record:
+                raise AclError(
+                    ACL_ERROR_RT_INVALID_HANDLE,
+                    f"{self} was destroyed while {lane} waited on it, and no record of it is pending",
+                )
+            if self._changed is None:
+                self._changed = asyncio.get_running_loop().create_future()
+            remaining = None if deadline is None else deadline - asyncio.get_running_loop().time()
+            done, _ = await asyncio.wait(
+                {self._changed, lane.closing}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+            )
+            if not done:
+                raise AclError(
+                    ACL_ERROR_RT_WAIT_TIMEOUT,
+                    f"{lane} waited {timeout:g} s on {self}, which was not recorded in that time",
+                )
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set_result(None)
+            self._changed = None

@@ -1,0 +1,225 @@
+"""aclmdlRI (a captured model) and aclrtTaskGrp (a task group inside it), and how a model replays.
+
+A model is a list of lanes, one per stream that took part in the capture (the origin first), each an ordered
+list of tasks. `aclmdlRIExecuteAsync` queues one ModelExecuteTask on a stream; when it runs, every lane replays
+concurrently -- the origin lane in the launching stream's place, the others as internal streams -- and the
+captured event edges (CaptureRecord -> CaptureWait) order them. Each replay has its own fresh set of capture
+marks, which is the same as the runtime's resetting its internal capture events at the end of every replay.
+One execution of a model runs at a time; a second one waits for it.
+
+A task group is one GroupTask in a lane, holding the group's kernels as a tuple. An update swaps the whole
+tuple in one step (UpdateApplyTask) and a replay takes the tuple once when it reaches the group, so a replay
+sees all-old or all-new kernels, never a mix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from proto.errors import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT, AclError
+from server.npu.tasks import KernelTask
+
+if TYPE_CHECKING:
+    from server.npu.device import Device, Machine
+    from server.npu.stream import Lane, Task
+
+
+class ModelState(Enum):
+    CAPTURING = "capturing"
+    READY = "ready"
+    DESTROYED = "destroyed"
+
+
+@dataclass(eq=False)
+class CaptureRecord:
+    """A record, inside a capture, of an event made with aclrtCreateEventExWithFlag(ACL_EVENT_SYNC)."""
+
+    api: str
+    event_handle: int
+
+    def describe(self) -> str:
+        return f"{self.api} of capture event {self.event_handle:#x}"
+
+    async def run(self, lane: Lane) -> None:
+        assert isinstance(lane, ReplayLane)
+        lane.marks[self].set_result(None)
+
+
+@dataclass(eq=False)
+class CaptureWait:
+    """A wait, inside a capture, on one CaptureRecord of the same model."""
+
+    api: str
+    record: CaptureRecord
+
+    def describe(self) -> str:
+        return f"{self.api} on capture event {self.record.event_handle:#x}"
+
+    async def run(self, lane: Lane) -> None:
+        assert isinstance(lane, ReplayLane)
+        await lane.marks[self.record]
+
+
+@dataclass(eq=False)
+class TaskGroup:
+    """aclrtTaskGrp: kernels captured between TaskGrpBegin and TaskGrpEnd, rewritable by a task update."""
+
+    handle: int
+    model: ModelRI
+    kernels: tuple[KernelTask, ...] = ()
+    updates_applied: int = 0
+    updater: object | None = None  # the stream whose update of this group is in progress
+
+    def describe(self) -> str:
+        return f"task group {self.handle:#x} ({len(self.kernels)} kernel(s), {self.updates_applied} update(s))"
+
+
+@dataclass(eq=False)
+class GroupTask:
+    """The place of a task group in its lane."""
+
+    group: TaskGroup
+    api: str = "aclmdlRICaptureTaskGrpEnd"
+
+    def describe(self) -> str:
+        return self.group.describe()
+
+    async def run(self, lane: Lane) -> None:
+        for kernel in self.group.kernels:  # the tuple is taken once: an update mid-replay cannot mix
+            await kernel.run(lane)
+
+
+@dataclass(eq=False)
+class UpdateApplyTask:
+    """Swaps a group's kernels for the ones an update collected; queued on the update stream."""
+
+    group: TaskGroup
+    kernels: tuple[KernelTask, ...]
+    api: str = "aclmdlRICaptureTaskUpdateEnd"
+
+    def describe(self) -> str:
+        return f"update of {self.group.describe()}"
+
+    async def run(self, lane: Lane) -> None:
+        self.group.kernels = self.kernels
+        self.group.updates_applied += 1
+
+
+@dataclass(eq=False)
+class ModelExecuteTask:
+    """aclmdlRIExecuteAsync: one replay of `model` in the stream's order."""
+
+    model: ModelRI
+    api: str = "aclmdlRIExecuteAsync"
+
+    def describe(self) -> str:
+        return f"{self.api} of {self.model}"
+
+    async def run(self, lane: Lane) -> None:
+        await self.model.replay(lane)
+
+
+@dataclass(eq=False)
+class ModelLane:
+    """The tasks one stream contributed to a model, in issue order."""
+
+    stream_handle: int
+    tasks: list[Task] = field(default_factory=list)
+
+
+class ReplayLane:
+    """A model lane while it replays: runs its tasks as if it were a stream (see `stream.Lane`)."""
+
+    def __init__(self, model: ModelRI, index: int, on: Lane, marks: dict[CaptureRecord, asyncio.Future[None]]):
+        self.machine: Machine = on.machine
+        self.closing = on.closing
+        self.marks = marks
+        self._name = f"stream #{index} of model {model.handle:#x} (replayed on {on})"
+
+    def __str__(self) -> str:
+        return self._name
+
+
+class ModelRI:
+    """aclmdlRI: a model runtime instance built by stream capture."""
+
+    def __init__(self, handle: int, device: Device) -> None:
+        self.handle = handle
+        self.device = device
+        self.state = ModelState.CAPTURING
+        self.lanes: list[ModelLane] = []
+        self.groups: dict[int, TaskGroup] = {}
+        self.executions = 0
+        self._running = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        return f"model {self.handle:#x}"
+
+    @property
+    def running(self) -> bool:
+        return self._running.locked()
+
+    def records(self) -> list[CaptureRecord]:
+        return [t for lane in self.lanes for t in lane.tasks if isinstance(t, CaptureRecord)]
+
+    async def replay(self, on: Lane) -> None:
+        """Run every lane once, concurrently; raise the first failure, naming the task."""
+        async with self._running:
+            loop = asyncio.get_running_loop()
+            marks = {record: loop.create_future() for record in self.records()}
+            failures: list[AclError] = []
+            await asyncio.gather(
+                *(
+                    self._replay_lane(ReplayLane(self, i, on, marks), lane, failures)
+                    for i, lane in enumerate(self.lanes)
+                )
+            )
+            self.executions += 1
+            if failures:
+                raise failures[0]
+
+    async def _replay_lane(self, lane: ReplayLane, model_lane: ModelLane, failures: list[AclError]) -> None:
+        for index, task in enumerate(model_lane.tasks):
+            try:
+                await task.run(lane)
+            except AclError as error:
+                failures.append(
+                    AclError(error.code, f"{self}, task #{index} of {lane} ({task.describe()}): {error.message}")
+                )
+
+    async def wait_idle(self) -> None:
+        async with self._running:
+            pass
+
+
+@dataclass(eq=False)
+class Update:
+    """A task update in progress on a stream (aclmdlRICaptureTaskUpdateBegin .. End): the i-th kernel launched
+    on the stream is collected as the new i-th kernel of `group`."""
+
+    group: TaskGroup
+    kernels: list[KernelTask] = field(default_factory=list)
+
+    def collect(self, task: Task) -> None:
+        if not isinstance(task, KernelTask):
+            raise AclError(
+                ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
+                f"only kernel launches (aclnn phase 2) may be issued during a task update, not {task.describe()}",
+            )
+        index = len(self.kernels)
+        if index >= len(self.group.kernels):
+            raise AclError(
+                ACL_ERROR_RT_INTERNAL_ERROR,
+                f"one launch too many: {self.group.describe()} has {len(self.group.kernels)} kernel(s)",
+            )
+        old = self.group.kernels[index]
+        if old.kernel.kernel_kind != task.kernel.kernel_kind:
+            raise AclError(
+                ACL_ERROR_RT_INTERNAL_ERROR,
+                f"kernel #{index} of {self.group.describe()} is a {old.kernel.kernel_kind} kernel ({old.api}); "
+                f"a {task.kernel.kernel_kind} kernel ({task.api}) cannot replace it",
+            )
+        self.kernels.append(task)

@@ -1,0 +1,36 @@
+"""aclDataType → numpy dtype for the kernels (bfloat16 from ml_dtypes)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import ml_dtypes
+import numpy as np
+
+from proto.aclnn import dtypes
+from proto.constants import aclDataType
+
+DT = aclDataType
+
+NUMPY: Final[dict[aclDataType, np.dtype]] = {
+    DT.ACL_FLOAT: np.dtype(np.float32),
+    DT.ACL_FLOAT16: np.dtype(np.float16),
+    DT.ACL_BF16: np.dtype(ml_dtypes.bfloat16),
+    DT.ACL_DOUBLE: np.dtype(np.float64),
+    DT.ACL_INT8: np.dtype(np.int8),
+    DT.ACL_INT16: np.dtype(np.int16),
+    DT.ACL_INT32: np.dtype(np.int32),
+    DT.ACL_INT64: np.dtype(np.int64),
+    DT.ACL_UINT8: np.dtype(np.uint8),
+    DT.ACL_BOOL: np.dtype(np.bool_),
+}
+"""The dtypes the kernels compute with (`proto.aclnn.dtypes.ALL`)."""
+
+
+def np_dtype(dtype: aclDataType) -> np.dtype:
+    return NUMPY[dtype]
+
+
+def compute_dtype(dtype: aclDataType) -> np.dtype:
+    """The numpy dtype a `dtype` result is computed in: float32 for fp16/bf16, else its own."""
+    return NUMPY[dtypes.compute_dtype(dtype)]

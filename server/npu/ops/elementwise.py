@@ -1,0 +1,67 @@
+"""Elementwise kernels: Add/Sub/Mul/Div and their scalar and in-place forms, Relu, Abs, Neg, Exp.
+
+Each computes in the promoted dtype (fp16/bf16 in float32, as the NPU vector unit does) and rounds once into
+the output through numpy's `out=` (`casting="unsafe"`: phase 1 already checked the cast is allowed; see
+`Launch.output` for an fp16/bf16 result written to an out of another dtype). Integer
+arithmetic wraps, as torch's. numpy makes a temporary copy of an input that overlaps the output, so an aliased
+in-place call (InplaceAdd with selfRef and other sharing memory) gives torch's result.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from server.npu.ops.launch import Kernel, Launch
+
+
+def binary(ufunc: np.ufunc) -> Kernel:
+    """out = self ∘ (alpha · other), other a tensor or a scalar; alpha only where the operator has it."""
+
+    def run(launch: Launch) -> None:
+        decl, dtype = launch.kernel.decl, launch.compute
+        other = launch.operand("other", dtype)
+        if "alpha" in launch.kernel.args:
+            alpha = launch.scalar("alpha", dtype)
+            if alpha != 1:
+                other = np.multiply(other, alpha, dtype=dtype, casting="unsafe")
+        first = launch.read(decl.args[0].name)
+        with launch.output(decl.outputs[0]) as out:
+            ufunc(first, other, out=out, dtype=dtype, casting="unsafe")
+
+    return run
+
+
+def unary(ufunc: np.ufunc) -> Kernel:
+    """out = f(self)."""
+
+    def run(launch: Launch) -> None:
+        with launch.output("out") as out:
+            ufunc(launch.read("self"), out=out, dtype=launch.compute, casting="unsafe")
+
+    return run
+
+
+def relu(launch: Launch) -> None:
+    """out = max(self, 0); NaN stays NaN."""
+    dtype = launch.compute
+    with launch.output("out") as out:
+        np.maximum(launch.read("self"), dtype.type(0), out=out, dtype=dtype, casting="unsafe")
+
+
+KERNELS: Final[dict[str, Kernel]] = {
+    "Add": binary(np.add),
+    "Adds": binary(np.add),
+    "Sub": binary(np.subtract),
+    "Subs": binary(np.subtract),
+    "Mul": binary(np.multiply),
+    "Muls": binary(np.multiply),
+    "Div": binary(np.true_divide),
+    "InplaceAdd": binary(np.add),
+    "InplaceMul": binary(np.multiply),
+    "Relu": relu,
+    "Abs": unary(np.absolute),
+    "Neg": unary(np.negative),
+    "Exp": unary(np.exp),
+}

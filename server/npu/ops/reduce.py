@@ -1,0 +1,35 @@
+"""Reductions: ReduceSum and Mean over a set of dims (none = all), into the named dtype.
+
+The input is cast to the result dtype first, as torch does (fp16/bf16 accumulate in float32; integers wrap,
+which equals torch's int64 accumulation cast back). The sum lands directly in out when out has the
+accumulation dtype; only an fp16/bf16 out takes an out-sized temporary. A mean over no elements is NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+import numpy as np
+
+from proto.aclnn.rules import Reduce
+from server.npu.ops.launch import Kernel, Launch
+
+
+def reduction(mean: bool) -> Kernel:
+    def run(launch: Launch) -> None:
+        args, rule = launch.kernel.args, launch.kernel.decl.rule
+        assert isinstance(rule, Reduce)
+        x, out, dtype = launch.read("self"), launch.write("out"), launch.compute
+        axes = rule.axes(args)
+        direct = out if out.dtype == dtype else None
+        result = np.sum(x, axis=axes, dtype=dtype, keepdims=bool(args["keepDim"]), out=direct)
+        if mean:
+            np.divide(result, math.prod(x.shape[a] for a in axes), out=result)
+        if direct is None:
+            np.copyto(out, result, casting="unsafe")
+
+    return run
+
+
+KERNELS: Final[dict[str, Kernel]] = {"ReduceSum": reduction(mean=False), "Mean": reduction(mean=True)}

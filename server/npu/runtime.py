@@ -1,0 +1,21 @@
+"""`Runtime`: the ACL call surface of one client context, under the exact C names.
+
+The methods keep the C names, the C argument order (array length arguments dropped, snake_case parameter
+names) and return the C out-parameters (a tuple in C order when there are several); errors raise `AclError`
+with the exact code. Calls that wait for the device (synchronize, destroy, reset, pageable async copies) are
+coroutines; the others return at once, as their C counterparts do. This is the device's one public API: the
+daemon's call table dispatches to it by name.
+"""
+
+from __future__ import annotations
+
+from server.npu.calls_aclnn import AclnnCalls
+from server.npu.calls_device import DeviceCalls
+from server.npu.calls_event import EventCalls
+from server.npu.calls_memory import MemoryCalls
+from server.npu.calls_model import ModelCalls
+from server.npu.calls_stream import StreamCalls
+
+
+class Runtime(DeviceCalls, MemoryCalls, StreamCalls, EventCalls, ModelCalls, AclnnCalls):
+    """The ACL runtime as seen by one client context (one process, in CANN terms)."""

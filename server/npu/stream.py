@@ -1,0 +1,136 @@
+"""aclrtStream: a FIFO of tasks run in order by one worker coroutine; streams run concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import logging
+from collections import deque
+from typing import TYPE_CHECKING, Protocol
+
+from proto.errors import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, AclError
+
+if TYPE_CHECKING:
+    from server.npu.device import Device, Machine
+
+log = logging.getLogger("vnpu.stream")
+
+
+class Lane(Protocol):
+    """Where a task runs: a stream, or one stream of a model being replayed on a stream."""
+
+    machine: Machine
+    closing: asyncio.Future[None]  # done when the lane is torn down: waits give up
+
+
+class Task(Protocol):
+    """A unit of device work (frozen records in `tasks`); `api` is the C call that issued it."""
+
+    @property
+    def api(self) -> str: ...
+
+    async def run(self, lane: Lane) -> None: ...
+
+    def describe(self) -> str: ...
+
+
+class Stream:
+    """aclrtStream. Tasks run in issue order; a failed task leaves a sticky error that the next synchronize
+    raises (and clears), while the tasks after it still run, so one bad launch loses nothing else."""
+
+    def __init__(self, handle: int, device: Device, machine: Machine, flags: int = 0, default: bool = False):
+        self.handle = handle
+        self.device = device
+        self.machine = machine
+        self.flags = flags
+        self.default = default
+        self.issued = 0
+        self.completed = 0
+        self.running: Task | None = None
+        self.error: tuple[Task, AclError] | None = None
+        self._tasks: deque[Task] = deque()
+        self._wake = asyncio.Event()
+        self._reached: list[tuple[int, int, asyncio.Future[None]]] = []  # heap of (seq, tiebreak, future)
+        loop = asyncio.get_running_loop()
+        self.closing: asyncio.Future[None] = loop.create_future()
+        self._worker = loop.create_task(self._run(), name=f"vnpu-stream-{handle:#x}")
+
+    def __repr__(self) -> str:
+        kind = "default stream" if self.default else "stream"
+        return f"{kind} {self.handle:#x} of device {self.device.index}"
+
+    @property
+    def queued(self) -> int:
+        """Tasks issued and not finished (including the running one)."""
+        return self.issued - self.completed
+
+    def submit(self, task: Task) -> int:
+        """Queue `task`; returns its sequence number on this stream."""
+        self._tasks.append(task)
+        self.issued += 1
+        self._wake.set()
+        return self.issued
+
+    async def reach(self, seq: int, timeout: float | None = None) -> bool:
+        """Wait until the task numbered `seq` has finished; False on timeout."""
+        if self.completed >= seq:
+            return True
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._reached, (seq, id(future), future))
+        try:
+            await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def synchronize(self, api: str, timeout: float | None = None) -> None:
+        """Wait for every task issued so far, then raise the sticky error, if any (clearing it)."""
+        if not await self.reach(self.issued, timeout):
+            raise AclError(
+                ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                f"{self} still has {self.queued} unfinished task(s) after {timeout:g} s"
+                + (f"; it is running: {self.running.describe()}" if self.running else ""),
+                api,
+            )
+        self.raise_error(api)
+
+    def raise_error(self, api: str) -> None:
+        if self.error is not None:
+            task, error = self.error
+            self.error = None
+            raise AclError(error.code, f"a task on {self} failed: {task.describe()}: {error.message}", api)
+
+    async def close(self) -> None:
+        """Let every queued task finish (event waits give up at once), then stop the worker."""
+        if not self.closing.done():
+            self.closing.set_result(None)
+        await self.reach(self.issued)
+        self._worker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._worker
+
+    async def _run(self) -> None:
+        while True:
+            while not self._tasks:
+                self._wake.clear()
+                await self._wake.wait()
+            task = self.running = self._tasks.popleft()
+            try:
+                await task.run(self)
+            except AclError as error:
+                self._fail(task, error)
+            except Exception as error:  # a vnpu bug must not kill the stream
+                log.exception("task %s on %s crashed", task.describe(), self)
+                self._fail(task, AclError(ACL_ERROR_RT_INTERNAL_ERROR, f"vnpu internal error: {error!r}", task.api))
+            self.running = None
+            self.completed += 1
+            while self._reached and self._reached[0][0] <= self.completed:
+                future = heapq.heappop(self._reached)[2]
+                if not future.done():
+                    future.set_result(None)
+
+    def _fail(self, task: Task, error: AclError) -> None:
+        log.info("task %s on %s failed: %s", task.describe(), self, error)
+        if self.error is None:
+            self.error = (task, error)

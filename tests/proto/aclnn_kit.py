@@ -1,0 +1,34 @@
+"""Host-side helpers for the aclnn tests: contiguous tensors at distinct fake addresses, scalars."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+from proto.aclnn import aclCreateScalar, aclCreateTensor, aclScalar, aclTensor
+from proto.constants import aclDataType, aclFormat
+
+DT = aclDataType
+_addresses = itertools.count(1)
+
+
+def tensor(
+    shape: Sequence[int],
+    dtype: aclDataType = DT.ACL_FLOAT,
+    *,
+    strides: Sequence[int] | None = None,
+    offset: int = 0,
+    fmt: aclFormat = aclFormat.ACL_FORMAT_ND,
+    data: int | None = None,
+) -> aclTensor:
+    """A tensor over its own storage (C-order strides unless given), at a fresh 1 MiB-apart address."""
+    if strides is None:
+        strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    extent = offset + sum((d - 1) * s for d, s in zip(shape, strides, strict=True)) + 1
+    address = data if data is not None else next(_addresses) << 20
+    return aclCreateTensor(shape, dtype, strides, offset, fmt, [extent], address)
+
+
+def scalar(value: bool | float, dtype: aclDataType = DT.ACL_FLOAT) -> aclScalar:
+    return aclCreateScalar(value, dtype)

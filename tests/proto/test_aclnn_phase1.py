@@ -1,0 +1,172 @@
+"""Phase 1 for every operator: the C-named functions, null and wrong-kind arguments, formats, memory overlap."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from aclnn_kit import scalar, tensor
+
+import proto.aclnn as aclnn
+from proto.aclnn import DECLS, OPS, ArgKind, OpDecl, aclCreateIntArray, aclOpExecutor
+from proto.aclnn.decl import ArgValue
+from proto.constants import aclDataType, aclFormat
+from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
+
+DT = aclDataType
+
+SIGNATURES = {
+    "Add": "self, other, alpha, out",
+    "Adds": "self, other, alpha, out",
+    "Sub": "self, other, alpha, out",
+    "Subs": "self, other, alpha, out",
+    "Mul": "self, other, out",
+    "Muls": "self, other, out",
+    "Div": "self, other, out",
+    "InplaceAdd": "selfRef, other, alpha",
+    "InplaceMul": "selfRef, other",
+    "Relu": "self, out",
+    "Gelu": "self, out",
+    "Silu": "self, out",
+    "Abs": "self, out",
+    "Neg": "self, out",
+    "Exp": "self, out",
+    "Softmax": "self, dim, out",
+    "Cast": "self, dtype, out",
+    "InplaceCopy": "selfRef, src",
+    "ReduceSum": "self, dim, keepDim, dtype, out",
+    "Mean": "self, dim, keepDim, dtype, out",
+    "Matmul": "self, mat2, out, cubeMathType",
+}
+
+
+def valid_args(decl: OpDecl) -> dict[str, ArgValue]:
+    """A valid argument set for any operator: 2x3 float tensors, alpha 1, dim/dtype attributes that fit."""
+    if decl.name == "Matmul":
+        return {"self": tensor([2, 3]), "mat2": tensor([3, 4]), "out": tensor([2, 4]), "cubeMathType": 0}
+    if decl.name in ("ReduceSum", "Mean"):
+        return {
+            "self": tensor([2, 3]),
+            "dim": aclCreateIntArray([1]),
+            "keepDim": False,
+            "dtype": DT.ACL_FLOAT,
+            "out": tensor([2]),
+        }
+    values = {
+        ArgKind.TENSOR: lambda: tensor([2, 3]),
+        ArgKind.OUT: lambda: tensor([2, 3]),
+        ArgKind.INPLACE: lambda: tensor([2, 3]),
+        ArgKind.SCALAR: lambda: scalar(1.0),
+        ArgKind.INT: lambda: -1,
+        ArgKind.DTYPE: lambda: DT.ACL_FLOAT,
+    }
+    return {arg.name: values[arg.kind]() for arg in decl.args}
+
+
+def phase1(decl: OpDecl):  # type: ignore[no-untyped-def]
+    return getattr(aclnn, decl.ws_name)
+
+
+def test_every_operator_has_its_c_named_phase1_function_in_c_order() -> None:
+    assert set(OPS) == set(SIGNATURES)
+    for decl in DECLS:
+        fn = phase1(decl)
+        assert fn.__name__ == decl.ws_name == f"aclnn{decl.name}GetWorkspaceSize"
+        assert str(inspect.signature(fn)) == f"({SIGNATURES[decl.name]})"
+        assert decl.ws_name in aclnn.__all__
+
+
+def test_only_matmul_runs_on_the_cube_unit() -> None:
+    assert {d.name for d in DECLS if d.kernel_kind == "cube"} == {"Matmul"}
+    assert all(d.kernel_kind == "vector" for d in DECLS if d.name != "Matmul")
+
+
+@pytest.mark.parametrize("decl", DECLS, ids=lambda d: d.name)
+def test_phase1_returns_the_workspace_and_an_executor(decl: OpDecl) -> None:
+    args = valid_args(decl)
+    size, executor = phase1(decl)(*args.values())
+    assert isinstance(executor, aclOpExecutor)
+    assert not (executor.repeatable or executor.consumed or executor.destroyed)
+    assert executor.kernel.op == decl.name
+    assert dict(executor.kernel.args) == args
+    assert executor.kernel.workspace_size == size
+    assert (size > 0) == (decl.name in ("Matmul", "Softmax"))
+    assert phase1(decl)(**args)[0] == size  # by C argument names too
+
+
+@pytest.mark.parametrize(
+    ("decl", "arg"), [(d, a.name) for d in DECLS for a in d.args if a.kind not in (ArgKind.INT, ArgKind.BOOL)]
+)
+def test_a_null_argument_is_161001_naming_it(decl: OpDecl, arg: str) -> None:
+    args = {**valid_args(decl), arg: None}
+    with pytest.raises(AclError) as caught:
+        phase1(decl)(**args)
+    assert caught.value.code == ACLNN_ERR_PARAM_NULLPTR
+    assert caught.value.api == decl.ws_name
+    assert caught.value.message == f"{decl.c_name}: {arg} is a null pointer"
+
+
+@pytest.mark.parametrize(("decl", "arg"), [(d, a.name) for d in DECLS for a in d.args])
+def test_an_argument_of_the_wrong_kind_is_161002_naming_it(decl: OpDecl, arg: str) -> None:
+    args = {**valid_args(decl), arg: "text"}
+    with pytest.raises(AclError) as caught:
+        phase1(decl)(**args)
+    assert caught.value.code == ACLNN_ERR_PARAM_INVALID
+    assert caught.value.message.startswith(f"{decl.c_name}: {arg}")
+
+
+def test_int_attributes_refuse_bools_and_bool_attributes_refuse_ints() -> None:
+    x = tensor([2, 3])
+    with pytest.raises(AclError, match="dim must be an int64, got True"):
+        aclnn.aclnnSoftmaxGetWorkspaceSize(x, True, tensor([2, 3]))
+    with pytest.raises(AclError, match=r"keepDim must be a bool attr \(bool\), got int"):
+        aclnn.aclnnReduceSumGetWorkspaceSize(x, aclCreateIntArray([0]), 1, DT.ACL_FLOAT, tensor([3]))
+
+
+def test_python_call_mistakes_are_type_errors() -> None:
+    x = tensor([2])
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        aclnn.aclnnMulGetWorkspaceSize(x, x, x, x)
+    with pytest.raises(TypeError, match="missing argument 'out'"):
+        aclnn.aclnnMulGetWorkspaceSize(x, x)
+    with pytest.raises(TypeError, match="unexpected or repeated argument 'other'"):
+        aclnn.aclnnMulGetWorkspaceSize(x, x, other=x)
+
+
+def test_private_formats_are_refused() -> None:
+    nz = tensor([2, 3], fmt=aclFormat.ACL_FORMAT_FRACTAL_NZ)
+    with pytest.raises(AclError, match="other has format ACL_FORMAT_FRACTAL_NZ"):
+        aclnn.aclnnMulGetWorkspaceSize(tensor([2, 3]), nz, tensor([2, 3]))
+    nchw = tensor([1, 2, 2, 3], fmt=aclFormat.ACL_FORMAT_NCHW)
+    assert aclnn.aclnnReluGetWorkspaceSize(nchw, tensor([1, 2, 2, 3]))[0] == 0
+
+
+def test_an_output_whose_elements_share_memory_is_refused() -> None:
+    out = tensor([4, 3], strides=[0, 1])
+    with pytest.raises(AclError, match="out has stride 0 on dim 0 of size 4"):
+        aclnn.aclnnReluGetWorkspaceSize(tensor([4, 3]), out)
+    broadcast_input = tensor([4, 3], strides=[0, 1])
+    assert aclnn.aclnnReluGetWorkspaceSize(broadcast_input, tensor([4, 3]))[0] == 0
+
+
+def test_full_overlap_is_allowed_and_partial_overlap_refused_as_torch() -> None:
+    base = 0x5000_0000
+    x = tensor([2, 3], data=base)
+    same_view = tensor([2, 3], data=base)
+    assert aclnn.aclnnInplaceAddGetWorkspaceSize(x, same_view, scalar(1.0))[0] == 0
+    first_row = tensor([3], data=base)
+    with pytest.raises(AclError, match="selfRef and other partially overlap") as caught:
+        aclnn.aclnnInplaceAddGetWorkspaceSize(x, first_row, scalar(1.0))
+    assert caught.value.code == ACLNN_ERR_PARAM_INVALID
+    shifted = tensor([2, 3], data=base + 4)
+    with pytest.raises(AclError, match="out and self partially overlap"):
+        aclnn.aclnnReluGetWorkspaceSize(shifted, x)
+    transposed = tensor([3, 2], strides=[1, 3], data=base)
+    with pytest.raises(AclError, match="out and self partially overlap"):
+        aclnn.aclnnReluGetWorkspaceSize(transposed, tensor([3, 2], data=base))
+
+
+def test_overlap_of_non_dense_views_is_left_to_the_kernel() -> None:
+    evens = tensor([3], strides=[2], data=0x6000_0000)
+    odds = tensor([3], strides=[2], offset=1, data=0x6000_0000)
+    assert aclnn.aclnnInplaceMulGetWorkspaceSize(evens, odds)[0] == 0

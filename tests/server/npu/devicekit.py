@@ -1,0 +1,52 @@
+"""Helpers for tests that drive the device: put numpy arrays into device memory as aclTensors and read them back."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from proto.aclnn import aclCreateTensor, aclTensor
+from proto.constants import ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, aclDataType, aclFormat
+from server.npu import Runtime
+from server.npu.ops.dtypes import NUMPY
+
+ACL_OF = {np.dtype(v): k for k, v in NUMPY.items()}
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> list[int]:
+    strides, step = [], 1
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= dim
+    return strides[::-1]
+
+
+def upload(rt: Runtime, array: np.ndarray) -> int:
+    data = np.ascontiguousarray(array)
+    ptr = rt.aclrtMalloc(max(data.nbytes, 1), 0)
+    rt.aclrtMemcpy(ptr, data.nbytes, data.view(np.uint8).reshape(-1), data.nbytes, ACL_MEMCPY_HOST_TO_DEVICE)
+    return ptr
+
+
+def download(rt: Runtime, ptr: int, shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
+    out = np.empty(shape, dtype)
+    rt.aclrtMemcpy(out.view(np.uint8).reshape(-1), out.nbytes, ptr, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST)
+    return out
+
+
+def device_tensor(rt: Runtime, array: np.ndarray) -> tuple[aclTensor, int]:
+    """A contiguous ND tensor holding `array` in fresh device memory, and its pointer."""
+    ptr = upload(rt, array)
+    shape = tuple(array.shape)
+    return tensor_at(ptr, shape, ACL_OF[array.dtype]), ptr
+
+
+def tensor_at(ptr: int, shape: tuple[int, ...], dtype: aclDataType) -> aclTensor:
+    return aclCreateTensor(list(shape), dtype, contiguous_strides(shape), 0, aclFormat.ACL_FORMAT_ND, list(shape), ptr)
+
+
+def pinned(rt: Runtime, ptr: int, count: int, dtype: np.dtype | type = np.float32) -> np.ndarray:
+    """The aclrtMallocHost buffer at `ptr` as a numpy array that the test reads and writes like C host code."""
+    buf = rt.machine.host.find(ptr)
+    assert buf is not None
+    start = ptr - buf.ptr
+    return buf.array[start : start + count * np.dtype(dtype).itemsize].view(dtype)

@@ -1,0 +1,158 @@
+"""aclnn phase 2 on the device: kernels over device memory, re-validation, workspace, memory checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from proto.aclnn import (
+    aclCreateScalar,
+    aclCreateTensor,
+    aclnnAddGetWorkspaceSize,
+    aclnnMatmulGetWorkspaceSize,
+    aclnnMulGetWorkspaceSize,
+    aclnnSoftmaxGetWorkspaceSize,
+    aclSetAclOpExecutorRepeatable,
+)
+from proto.constants import aclDataType, aclFormat
+from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
+from server.npu import Machine, Runtime
+from tests.server.npu.devicekit import device_tensor, download, tensor_at
+
+F32 = aclDataType.ACL_FLOAT
+RNG = np.random.default_rng(11)
+
+
+async def test_add_matches_float64_reference(rt: Runtime) -> None:
+    a, b = RNG.standard_normal((4, 2)).astype(np.float32), RNG.standard_normal((4, 2)).astype(np.float32)
+    self_t, _ = device_tensor(rt, a)
+    other_t, _ = device_tensor(rt, b)
+    out_t, out = device_tensor(rt, np.zeros((4, 2), np.float32))
+    alpha = aclCreateScalar(1.1, F32)
+    ws, executor = aclnnAddGetWorkspaceSize(self_t, other_t, alpha, out_t)
+    assert ws == 0
+    s = rt.aclrtCreateStream()
+    rt.aclnnAdd(0, ws, executor, s)
+    await rt.aclrtSynchronizeStream(s)
+    expected = a.astype(np.float64) + np.float64(np.float32(1.1)) * b.astype(np.float64)
+    np.testing.assert_allclose(download(rt, out, (4, 2), np.float32), expected, rtol=2e-6, atol=1e-6)
+
+
+async def test_matmul_and_softmax_use_their_workspace(rt: Runtime) -> None:
+    a, b = RNG.standard_normal((3, 5, 7)).astype(np.float32), RNG.standard_normal((7, 4)).astype(np.float32)
+    at, _ = device_tensor(rt, a)
+    bt, _ = device_tensor(rt, b)
+    ot, out = device_tensor(rt, np.zeros((3, 5, 4), np.float32))
+    ws, ex = aclnnMatmulGetWorkspaceSize(at, bt, ot, 0)
+    assert ws > 0
+    with pytest.raises(AclError) as info:
+        rt.aclnnMatmul(0, 0, ex, 0)  # no workspace
+    assert info.value.code == ACLNN_ERR_PARAM_INVALID and "workspace" in info.value.message
+    assert info.value.api == "aclnnMatmul"
+    ws_ptr = rt.aclrtMalloc(ws, 0)
+    _, ex = aclnnMatmulGetWorkspaceSize(at, bt, ot, 0)
+    rt.aclnnMatmul(ws_ptr, ws, ex, 0)
+    sm_out_t, sm_out = device_tensor(rt, np.zeros((3, 5, 4), np.float32))
+    ws2, ex2 = aclnnSoftmaxGetWorkspaceSize(ot, -1, sm_out_t)
+    assert ws2 > 0
+    ws2_ptr = rt.aclrtMalloc(ws2, 0)
+    rt.aclnnSoftmax(ws2_ptr, ws2, ex2, 0)
+    await rt.aclrtSynchronizeStream(0)
+    mm = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(download(rt, out, (3, 5, 4), np.float32), mm, rtol=1e-5, atol=1e-5)
+    e = np.exp(mm - mm.max(-1, keepdims=True))
+    np.testing.assert_allclose(download(rt, sm_out, (3, 5, 4), np.float32), e / e.sum(-1, keepdims=True), atol=1e-5)
+
+
+async def test_strided_view_with_offset_on_device(rt: Runtime) -> None:
+    base = RNG.standard_normal((6, 8)).astype(np.float32)
+    _, ptr = device_tensor(rt, base)
+    # the transpose of rows 1..4, columns 2..7 step 2 (a 3x4 view): strides (2, 8), offset 1*8+2
+    view = aclCreateTensor([3, 4], F32, [2, 8], 10, aclFormat.ACL_FORMAT_ND, [6, 8], ptr)
+    ot, out = device_tensor(rt, np.zeros((3, 4), np.float32))
+    _, ex = aclnnMulGetWorkspaceSize(view, view, ot)
+    rt.aclnnMul(0, 0, ex, 0)
+    await rt.aclrtSynchronizeStream(0)
+    v = base[1:5, 2:8:2].T.astype(np.float64)
+    np.testing.assert_allclose(download(rt, out, (3, 4), np.float32), v * v, rtol=2e-6)
+
+
+async def test_phase2_refuses_what_phase1_would_not_see(rt: Runtime) -> None:
+    small = rt.aclrtMalloc(16, 0)  # room for 4 floats, the tensor claims 8
+    big = tensor_at(small, (8,), F32)
+    ot, _ = device_tensor(rt, np.zeros(8, np.float32))
+    _, ex = aclnnMulGetWorkspaceSize(big, big, ot)
+    with pytest.raises(AclError) as info:
+        rt.aclnnMul(0, 0, ex, 0)
+    assert info.value.code == ACLNN_ERR_PARAM_INVALID and "past its end" in info.value.message
+    freed = rt.aclrtMalloc(32, 0)
+    rt.aclrtFree(freed)
+    _, ex = aclnnMulGetWorkspaceSize(tensor_at(freed, (8,), F32), ot, ot)
+    with pytest.raises(AclError) as info:
+        rt.aclnnMul(0, 0, ex, 0)
+    assert info.value.code == ACLNN_ERR_PARAM_INVALID and "freed" in info.value.message
+    with pytest.raises(AclError) as info:
+        rt.aclnnMul(0, 0, None, 0)
+    assert info.value.code == ACLNN_ERR_PARAM_NULLPTR
+
+
+async def test_executor_is_single_use_unless_repeatable(rt: Runtime) -> None:
+    x, _ = device_tensor(rt, np.ones(4, np.float32))
+    o, out = device_tensor(rt, np.zeros(4, np.float32))
+    _, ex = aclnnMulGetWorkspaceSize(x, x, o)
+    rt.aclnnMul(0, 0, ex, 0)
+    with pytest.raises(AclError) as info:
+        rt.aclnnMul(0, 0, ex, 0)
+    assert info.value.code == ACLNN_ERR_PARAM_INVALID
+    with pytest.raises(AclError) as info:
+        rt.aclnnAdd(0, 0, ex, 0)  # an executor of another operator
+    assert info.value.code == ACLNN_ERR_PARAM_INVALID
+    _, rep = aclnnMulGetWorkspaceSize(x, x, o)
+    aclSetAclOpExecutorRepeatable(rep)
+    for _ in range(3):
+        rt.aclnnMul(0, 0, rep, 0)
+    await rt.aclrtSynchronizeStream(0)
+    np.testing.assert_array_equal(download(rt, out, (4,), np.float32), np.ones(4))
+
+
+async def test_a_tampered_description_is_revalidated(rt: Runtime) -> None:
+    x, _ = device_tensor(rt, np.ones(4, np.float32))
+    o, _ = device_tensor(rt, np.zeros(5, np.float32))
+    _, ex = aclnnMulGetWorkspaceSize(x, x, tensor_at(o.data, (4,), F32))
+    wire = ex.kernel.to_wire()
+    wire["args"]["out"]["view_dims"] = [5]  # type: ignore[index]
+    wire["args"]["out"]["strides"] = [1]  # type: ignore[index]
+    wire["args"]["out"]["storage_dims"] = [5]  # type: ignore[index]
+    from proto.aclnn import KernelDesc
+
+    with pytest.raises(AclError) as info:
+        rt.aclnnMul(0, 0, KernelDesc.from_wire(wire), 0)
+    assert info.value.code == ACLNN_ERR_PARAM_INVALID and info.value.api == "aclnnMul"
+
+
+async def test_kernel_on_memory_freed_before_it_runs_fails_at_sync(rt: Runtime) -> None:
+    x, xp = device_tensor(rt, np.ones(4, np.float32))
+    o, _ = device_tensor(rt, np.zeros(4, np.float32))
+    s = rt.aclrtCreateStream()
+    gate = rt.aclrtCreateEventWithFlag(1)
+    rt.aclrtStreamWaitEvent(s, gate)
+    _, ex = aclnnMulGetWorkspaceSize(x, x, o)
+    rt.aclnnMul(0, 0, ex, s)
+    rt.aclrtFree(xp)
+    rt.aclrtRecordEvent(gate, 0)
+    with pytest.raises(AclError) as info:
+        await rt.aclrtSynchronizeStream(s)
+    assert info.value.code == ACL_ERROR_RT_DEVICE_MEM_ERROR and f"{xp:#x}" in info.value.message
+
+
+async def test_large_kernels_run_off_the_loop(rt: Runtime, machine: Machine) -> None:
+    n = machine.offload_bytes // 4 + 1000
+    a, b = RNG.standard_normal(n).astype(np.float32), RNG.standard_normal(n).astype(np.float32)
+    at, _ = device_tensor(rt, a)
+    bt, _ = device_tensor(rt, b)
+    ot, out = device_tensor(rt, np.zeros(n, np.float32))
+    _, ex = aclnnMulGetWorkspaceSize(at, bt, ot)
+    assert ex.kernel.nbytes() > machine.offload_bytes
+    rt.aclnnMul(0, 0, ex, 0)
+    await rt.aclrtSynchronizeStream(0)
+    np.testing.assert_allclose(download(rt, out, (n,), np.float32), a.astype(np.float64) * b, rtol=2e-6)
