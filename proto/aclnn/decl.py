@@ -170,19 +170,21 @@ class OpDecl:
         return {arg.name: arg.normalize(values[arg.name]) for arg in self.args}
 
     def check(self, args: Args) -> int:
-        """Run the rule over normalized arguments; the workspace size."""
+        """Run the rule, then the overlap check, over normalized arguments; the workspace size."""
+        self.rule.check(args)
         for written in self.outputs:
             for arg in self.args:
-                value, out = args[arg.name], args[written]
-                if arg.name == written or not isinstance(value, aclTensor) or not isinstance(out, aclTensor):
-                    continue
-                if partial_overlap(out, value):
-                    raise OpArgError(
-                        f"{written} and {arg.name} partially overlap in memory: some input elements are also "
-                        "written (torch refuses this too; copy the input first)"
-                    )
-        self.rule.check(args)
+                _check_overlap(args, written, arg.name)
         return self.rule.workspace(args)
+
+
+def _check_overlap(args: Args, written: str, name: str) -> None:
+    out, value = args[written], args[name]
+    if name != written and isinstance(out, aclTensor) and isinstance(value, aclTensor) and partial_overlap(out, value):
+        raise OpArgError(
+            f"{written} and {name} partially overlap in memory: some input elements are also written "
+            "(torch refuses this too; copy the input first)"
+        )
 
 
 def partial_overlap(a: aclTensor, b: aclTensor) -> bool:

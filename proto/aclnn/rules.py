@@ -331,7 +331,8 @@ class Matmul:
     @staticmethod
     def _check_mode(mode: int, dtype: aclDataType, *, both_1d: bool) -> None:
         if mode not in CUBE_MATH_TYPES:
-            raise OpArgError(f"cubeMathType {mode} is not one of {CUBE_MATH_TYPES}")
+            known = ", ".join(f"{value} ({name})" for value, name in CUBE_MATH_TYPES.items())
+            raise OpArgError(f"cubeMathType {mode} is not one of {known}")
         if both_1d:
             return  # a dot product ignores cubeMathType
         if mode == USE_FP16 and dtype == DT.ACL_BF16:

@@ -6,7 +6,8 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from proto.aclnn import aclCreateScalar, aclCreateTensor, aclScalar, aclTensor
+from proto.aclnn import ArgKind, OpDecl, aclCreateIntArray, aclCreateScalar, aclCreateTensor, aclScalar, aclTensor
+from proto.aclnn.decl import ArgValue
 from proto.constants import aclDataType, aclFormat
 
 DT = aclDataType
@@ -32,3 +33,26 @@ def tensor(
 
 def scalar(value: bool | float, dtype: aclDataType = DT.ACL_FLOAT) -> aclScalar:
     return aclCreateScalar(value, dtype)
+
+
+def valid_args(decl: OpDecl) -> dict[str, ArgValue]:
+    """A valid argument set for any operator: 2x3 float tensors, alpha 1, dim/dtype attributes that fit."""
+    if decl.name == "Matmul":
+        return {"self": tensor([2, 3]), "mat2": tensor([3, 4]), "out": tensor([2, 4]), "cubeMathType": 0}
+    if decl.name in ("ReduceSum", "Mean"):
+        return {
+            "self": tensor([2, 3]),
+            "dim": aclCreateIntArray([1]),
+            "keepDim": False,
+            "dtype": DT.ACL_FLOAT,
+            "out": tensor([2]),
+        }
+    values = {
+        ArgKind.TENSOR: lambda: tensor([2, 3]),
+        ArgKind.OUT: lambda: tensor([2, 3]),
+        ArgKind.INPLACE: lambda: tensor([2, 3]),
+        ArgKind.SCALAR: lambda: scalar(1.0),
+        ArgKind.INT: lambda: -1,
+        ArgKind.DTYPE: lambda: DT.ACL_FLOAT,
+    }
+    return {arg.name: values[arg.kind]() for arg in decl.args}

@@ -5,11 +5,10 @@ from __future__ import annotations
 import inspect
 
 import pytest
-from aclnn_kit import scalar, tensor
+from aclnn_kit import scalar, tensor, valid_args
 
 import proto.aclnn as aclnn
 from proto.aclnn import DECLS, OPS, ArgKind, OpDecl, aclCreateIntArray, aclOpExecutor
-from proto.aclnn.decl import ArgValue
 from proto.constants import aclDataType, aclFormat
 from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 
@@ -38,29 +37,6 @@ SIGNATURES = {
     "Mean": "self, dim, keepDim, dtype, out",
     "Matmul": "self, mat2, out, cubeMathType",
 }
-
-
-def valid_args(decl: OpDecl) -> dict[str, ArgValue]:
-    """A valid argument set for any operator: 2x3 float tensors, alpha 1, dim/dtype attributes that fit."""
-    if decl.name == "Matmul":
-        return {"self": tensor([2, 3]), "mat2": tensor([3, 4]), "out": tensor([2, 4]), "cubeMathType": 0}
-    if decl.name in ("ReduceSum", "Mean"):
-        return {
-            "self": tensor([2, 3]),
-            "dim": aclCreateIntArray([1]),
-            "keepDim": False,
-            "dtype": DT.ACL_FLOAT,
-            "out": tensor([2]),
-        }
-    values = {
-        ArgKind.TENSOR: lambda: tensor([2, 3]),
-        ArgKind.OUT: lambda: tensor([2, 3]),
-        ArgKind.INPLACE: lambda: tensor([2, 3]),
-        ArgKind.SCALAR: lambda: scalar(1.0),
-        ArgKind.INT: lambda: -1,
-        ArgKind.DTYPE: lambda: DT.ACL_FLOAT,
-    }
-    return {arg.name: values[arg.kind]() for arg in decl.args}
 
 
 def phase1(decl: OpDecl):  # type: ignore[no-untyped-def]

@@ -22,11 +22,11 @@ def reduction(mean: bool) -> Kernel:
         assert isinstance(rule, Reduce)
         x, out, dtype = launch.read("self"), launch.write("out"), launch.compute
         axes = rule.axes(args)
-        direct = out if out.dtype == dtype else None
-        result = np.sum(x, axis=axes, dtype=dtype, keepdims=bool(args["keepDim"]), out=direct)
+        result = out if out.dtype == dtype else np.empty(out.shape, dtype)
+        np.sum(x, axis=axes, dtype=dtype, keepdims=bool(args["keepDim"]), out=result)
         if mean:
             np.divide(result, math.prod(x.shape[a] for a in axes), out=result)
-        if direct is None:
+        if result is not out:
             np.copyto(out, result, casting="unsafe")
 
     return run

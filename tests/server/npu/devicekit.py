@@ -50,3 +50,31 @@ def pinned(rt: Runtime, ptr: int, count: int, dtype: np.dtype | type = np.float3
     assert buf is not None
     start = ptr - buf.ptr
     return buf.array[start : start + count * np.dtype(dtype).itemsize].view(dtype)
+
+
+class Vec:
+    """A float32 vector in device memory, with kernels that write into it (fresh executors every time)."""
+
+    def __init__(self, rt: Runtime, values: np.ndarray) -> None:
+        self.rt = rt
+        self.n = len(values)
+        self.ptr = upload(rt, values.astype(np.float32))
+        self.t = tensor_at(self.ptr, (self.n,), aclDataType.ACL_FLOAT)
+
+    def adds(self, src: Vec, value: float, stream: int) -> None:
+        """self = src + value (aclnnAdds, a vector kernel)."""
+        from proto.aclnn import aclCreateScalar, aclnnAddsGetWorkspaceSize
+
+        one = aclCreateScalar(1.0, aclDataType.ACL_FLOAT)
+        ws, ex = aclnnAddsGetWorkspaceSize(src.t, aclCreateScalar(value, aclDataType.ACL_FLOAT), one, self.t)
+        self.rt.aclnnAdds(0, ws, ex, stream)
+
+    def muls(self, src: Vec, value: float, stream: int) -> None:
+        """self = src * value (aclnnMuls, a vector kernel)."""
+        from proto.aclnn import aclCreateScalar, aclnnMulsGetWorkspaceSize
+
+        ws, ex = aclnnMulsGetWorkspaceSize(src.t, aclCreateScalar(value, aclDataType.ACL_FLOAT), self.t)
+        self.rt.aclnnMuls(0, ws, ex, stream)
+
+    def read(self) -> np.ndarray:
+        return download(self.rt, self.ptr, (self.n,), np.float32)

@@ -99,7 +99,7 @@ class FakeMemory:
 
     @staticmethod
     def _index(t: aclTensor) -> np.ndarray:
-        grid = np.indices(t.view_dims).reshape(len(t.view_dims), -1)
+        grid = np.indices(t.view_dims).reshape(len(t.view_dims), t.numel)
         return t.offset + (np.array(t.strides, dtype=np.int64).reshape(-1, 1) * grid).sum(axis=0)
 
     def launch(self, phase1: Callable[..., tuple[int, aclOpExecutor]], *args: object) -> int:
