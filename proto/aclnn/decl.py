@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Final, Literal, Protocol, TypeVar
 
 from proto.aclnn import dtypes
@@ -142,19 +143,19 @@ class OpDecl:
     rule: Rule
     kernel_kind: KernelKind = "vector"
 
-    @property
+    @cached_property
     def c_name(self) -> str:
         return f"aclnn{self.name}"
 
-    @property
+    @cached_property
     def ws_name(self) -> str:
         return f"aclnn{self.name}GetWorkspaceSize"
 
-    @property
+    @cached_property
     def arg_names(self) -> tuple[str, ...]:
         return tuple(arg.name for arg in self.args)
 
-    @property
+    @cached_property
     def outputs(self) -> tuple[str, ...]:
         """The tensors the kernel writes."""
         return tuple(arg.name for arg in self.args if arg.kind in WRITTEN_KINDS)

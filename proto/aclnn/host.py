@@ -10,9 +10,11 @@ only checks the argument: a Python value holds no resource, and the real runtime
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import operator
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from functools import cached_property
+from typing import TYPE_CHECKING, Final, SupportsIndex
 
 from proto.aclnn import dtypes
 from proto.constants import aclDataType, aclFormat
@@ -31,14 +33,22 @@ def _invalid(api: str, message: str) -> AclError:
 
 
 def _int64s(api: str, arg: str, values: object, *, minimum: int = 0) -> tuple[int, ...]:
-    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+    """`values` as a tuple of int64 >= minimum; any integer type but bool is taken (numpy ints too)."""
+    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
         raise _invalid(api, f"{arg} must be a sequence of ints, got {type(values).__name__}")
-    for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise _invalid(api, f"{arg}[{i}] must be an int, got {v!r}")
-        if v < minimum or v not in INT64:
+    ints = tuple(_index(api, f"{arg}[{i}]", v) for i, v in enumerate(values))
+    for i, v in enumerate(ints):
+        if not minimum <= v <= INT64.stop - 1:
             raise _invalid(api, f"{arg}[{i}] is {v}; it must be an int64 >= {minimum}")
-    return tuple(values)
+    return ints
+
+
+def _index(api: str, arg: str, value: object) -> int:
+    if type(value) is int:
+        return value
+    if isinstance(value, SupportsIndex) and not isinstance(value, bool):
+        return operator.index(value)
+    raise _invalid(api, f"{arg} must be an int, got {value!r}")
 
 
 def _enum_arg(api: str, arg: str, value: object, enum: type[aclDataType] | type[aclFormat]) -> int:
@@ -99,15 +109,15 @@ class aclTensor:  # noqa: N801 - the C type name
                 f"storage_dims {list(self.storage_dims)} hold {capacity} elements",
             )
 
-    @property
+    @cached_property
     def itemsize(self) -> int:
         return dtypes.INFO[self.data_type].itemsize
 
-    @property
+    @cached_property
     def numel(self) -> int:
         return math.prod(self.view_dims)
 
-    @property
+    @cached_property
     def last_element(self) -> int:
         """The element index (relative to `offset`) of the last element the view reaches."""
         return sum((d - 1) * s for d, s in zip(self.view_dims, self.strides, strict=True))

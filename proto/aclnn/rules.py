@@ -169,16 +169,6 @@ class Binary(NoWorkspace):
         assert isinstance(other, aclTensor | aclScalar)
         promoted = self.promoted(args)
         require_dtype(self.first, a.data_type, ALL)
-        shape = a.view_dims
-        if isinstance(other, aclTensor):
-            require_dtype("other", other.data_type, ALL)
-            broadcast = broadcast_shapes(a.view_dims, other.view_dims)
-            if broadcast is None:
-                raise OpArgError(
-                    f"other has shape {shape_str(other.view_dims)}, which does not broadcast with "
-                    f"{self.first}'s {shape_str(a.view_dims)}"
-                )
-            shape = broadcast
         if self.no_bool:
             for name, dtype in ((self.first, a.data_type), ("other", other.data_type)):
                 if dtype == DT.ACL_BOOL:
@@ -189,7 +179,19 @@ class Binary(NoWorkspace):
                 f"alpha has dtype {dtypes.name(alpha.data_type)}, which cannot be cast to the promoted "
                 f"dtype {dtypes.name(promoted)}"
             )
-        check_out(args, self.out, self.result_dtype(args), shape)
+        check_out(args, self.out, self.result_dtype(args), self._shape(a, other))
+
+    def _shape(self, a: aclTensor, other: aclTensor | aclScalar) -> tuple[int, ...]:
+        if isinstance(other, aclScalar):
+            return a.view_dims
+        require_dtype("other", other.data_type, ALL)
+        shape = broadcast_shapes(a.view_dims, other.view_dims)
+        if shape is None:
+            raise OpArgError(
+                f"other has shape {shape_str(other.view_dims)}, which does not broadcast with "
+                f"{self.first}'s {shape_str(a.view_dims)}"
+            )
+        return shape
 
 
 @dataclass(frozen=True)

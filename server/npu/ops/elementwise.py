@@ -1,10 +1,11 @@
 """Elementwise kernels: Add/Sub/Mul/Div and their scalar and in-place forms, Relu, Abs, Neg, Exp.
 
 Each computes in the promoted dtype (fp16/bf16 in float32, as the NPU vector unit does) and rounds once into
-the output through numpy's `out=` (`casting="unsafe"`: phase 1 already checked the cast is allowed; see
-`Launch.output` for an fp16/bf16 result written to an out of another dtype). Integer
-arithmetic wraps, as torch's. numpy makes a temporary copy of an input that overlaps the output, so an aliased
-in-place call (InplaceAdd with selfRef and other sharing memory) gives torch's result.
+the output through numpy's `out=` (`casting="unsafe"`: phase 1 already checked that the cast is allowed; see
+`Launch.output` for an fp16/bf16 result written to an out of another dtype). Integer arithmetic wraps, as
+torch's. numpy copies an input that overlaps the output before writing, so an aliased in-place call
+(InplaceAdd with selfRef and other sharing memory) gives torch's result. alpha · other is a temporary the
+size of other (it cannot go into out, which may be self).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ class Launch:
         dtype: the result rounds to its own dtype first and is then cast, as CANN's Cast after the kernel.
         """
         out, result = self.write(name), self.result
-        if True:
+        if out.dtype == result or result == self.compute:
             yield out
             return
         temporary = np.empty(out.shape, result)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from proto.aclnn import aclTensor
 from proto.errors import ACLNN_ERR_INNER, AclError
@@ -30,4 +29,6 @@ def tensor_view(tensor: aclTensor, region: Region, *, writeable: bool = True) ->
     if raw.dtype != np.uint8 or raw.shape != (nbytes,):
         raise AclError(ACLNN_ERR_INNER, f"region({ptr:#x}, {nbytes}) returned {raw.dtype} {raw.shape}")
     strides = tuple(s * dtype.itemsize for s in tensor.strides)
-    return as_strided(raw.view(dtype), shape=tensor.view_dims, strides=strides, writeable=writeable)
+    view = np.ndarray(tensor.view_dims, dtype, buffer=raw, strides=strides)  # numpy checks it fits in raw
+    view.flags.writeable = writeable
+    return view

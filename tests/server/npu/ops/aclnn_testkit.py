@@ -35,7 +35,7 @@ class FakeMemory:
 
     BASE = 0x12_0000_0000
 
-    def __init__(self, rng: np.random.Generator, size: int = 1 << 24) -> None:
+    def __init__(self, rng: np.random.Generator, size: int = 1 << 22) -> None:
         self.rng = rng
         self.buffer = rng.integers(0, 256, size, dtype=np.uint8)
         self.blocks: dict[int, int] = {}

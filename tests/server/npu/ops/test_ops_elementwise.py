@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from aclnn_testkit import RTOL, FakeMemory, close, sample
+from aclnn_testkit import FakeMemory, close, sample
 
 import proto.aclnn as nn
 from proto.aclnn.dtypes import ALL, NUMERIC, is_float, promote_types
@@ -208,8 +208,9 @@ def test_unary_ops_over_their_dtypes(mem: FakeMemory, rng: np.random.Generator, 
     out = mem.empty((3, 5), result, step=2)
     mem.launch(getattr(nn, f"aclnn{name}GetWorkspaceSize"), mem.tensor(x, dtype, order=(1, 0)), out)
     exact = x.astype(np.float64) if is_float(dtype) else x.astype(np.int64) if dtype != BOOL else x
-    want = fn(exact)
-    close(mem.read(out), want if is_float(result) else want.astype(NUMPY[result]), result, RTOL.get(result))
+    with np.errstate(over="ignore"):
+        want = fn(exact).astype(NUMPY[result])  # exp(99) overflows ACL_FLOAT to inf, as on the device
+    close(mem.read(out), want, result)
 
 
 def test_integer_edge_cases_wrap_and_relu_keeps_nan(mem: FakeMemory) -> None:

@@ -77,7 +77,7 @@ def test_use_fp16_rounds_float_operands_to_half(mem: FakeMemory, rng: np.random.
     got = launch_matmul(mem, a, b, F32, F32, mode=2)
     rounded = np.matmul(a.astype(np.float16).astype(np.float64), b.astype(np.float16).astype(np.float64))
     close(got, rounded, F32, rtol=1e-6)
-    assert np.max(np.abs(got - np.matmul(a.astype(np.float64), b))) > 1e-3
+    assert np.max(np.abs(got - np.matmul(a.astype(np.float64), b))) > 1e-4  # float32 alone errs ~1e-6
     for mode in (0, 1, 3, 4):
         close(launch_matmul(mem, a, b, F32, F32, mode=mode), np.matmul(a.astype(np.float64), b), F32, rtol=1e-6)
 
