@@ -33,6 +33,12 @@ def download(rt: Runtime, ptr: int, shape: tuple[int, ...], dtype: np.dtype | ty
     return out
 
 
+def read_bytes(rt: Runtime, ptr: int, n: int) -> bytes:
+    out = bytearray(n)
+    rt.aclrtMemcpy(out, n, ptr, n, ACL_MEMCPY_DEVICE_TO_HOST)
+    return bytes(out)
+
+
 def device_tensor(rt: Runtime, array: np.ndarray) -> tuple[aclTensor, int]:
     """A contiguous ND tensor holding `array` in fresh device memory, and its pointer."""
     ptr = upload(rt, array)

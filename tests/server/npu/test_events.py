@@ -14,7 +14,6 @@ from proto.constants import (
     ACL_EVENT_IPC,
     ACL_EVENT_SYNC,
     ACL_EVENT_TIME_LINE,
-    ACL_MEMCPY_DEVICE_TO_HOST,
     aclrtEventRecordedStatus,
     aclrtEventStatus,
     aclrtEventWaitStatus,
@@ -32,17 +31,12 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Runtime
+from tests.server.npu.devicekit import read_bytes as read
 
 RECORDED = aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_COMPLETE
 NOT_RECORDED = aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_NOT_READY
 NOT_READY = aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
 COMPLETE = aclrtStreamStatus.ACL_STREAM_STATUS_COMPLETE
-
-
-def read(rt: Runtime, ptr: int, n: int) -> bytes:
-    out = bytearray(n)
-    rt.aclrtMemcpy(out, n, ptr, n, ACL_MEMCPY_DEVICE_TO_HOST)
-    return bytes(out)
 
 
 async def settle() -> None:

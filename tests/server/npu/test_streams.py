@@ -9,7 +9,6 @@ import pytest
 
 from proto.constants import (
     ACL_EVENT_SYNC,
-    ACL_MEMCPY_DEVICE_TO_HOST,
     ACL_STREAM_FAST_LAUNCH,
     ACL_STREAM_PERSISTENT,
     aclrtStreamStatus,
@@ -25,15 +24,10 @@ from proto.errors import (
 )
 from server.npu import Machine, Runtime
 from server.npu.caller import calling_thread
+from tests.server.npu.devicekit import read_bytes as read
 
 COMPLETE = aclrtStreamStatus.ACL_STREAM_STATUS_COMPLETE
 NOT_READY = aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
-
-
-def read(rt: Runtime, ptr: int, n: int) -> bytes:
-    out = bytearray(n)
-    rt.aclrtMemcpy(out, n, ptr, n, ACL_MEMCPY_DEVICE_TO_HOST)
-    return bytes(out)
 
 
 async def test_stream_limit_counts_the_default_stream(rt: Runtime) -> None:
