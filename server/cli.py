@@ -1,8 +1,9 @@
-"""The `vnpu` command. Subcommands: `version` now; `serve`, `demo`, `bench`, `status` arrive with the daemon."""
+"""The `vnpu` command: `serve` runs the daemon, `version` prints the version."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -24,7 +25,61 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"vnpu {package_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("version", help="print the vnpu version")
+    serve = commands.add_parser(
+        "serve",
+        help="run the daemon",
+        description="Run the vnpu daemon. Every option can also be set by a VNPU_<OPTION> environment variable "
+        "(e.g. VNPU_PORT=9470, VNPU_MEMORY=8GiB, VNPU_TOKEN=...); an option given here wins.",
+    )
+    serve.add_argument("--host", help="address to bind (default 127.0.0.1; without a token, only loopback is safe)")
+    serve.add_argument("--port", type=int, help="TCP port (default 9470)")
+    serve.add_argument("--devices", type=int, help="number of virtual NPUs (default 1)")
+    serve.add_argument("--memory", help="device memory per NPU, e.g. 8GiB (default 8GiB)")
+    serve.add_argument("--max-models", type=int, help="aclmdlRI models per device (default 1024)")
+    serve.add_argument("--token", help="require this bearer token (tenant 'default')")
+    serve.add_argument("--tokens-file", help="a file of 'tenant token' lines, one tenant per token")
+    serve.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"], help="default info")
     return parser
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from server.api.settings import Settings, parse_size
+    from server.app import create_app
+
+    settings = Settings.from_env(
+        host=args.host,
+        port=args.port,
+        devices=args.devices,
+        memory=parse_size(args.memory) if args.memory else None,
+        max_models=args.max_models,
+        token=args.token,
+        tokens_file=args.tokens_file,
+        log_level=args.log_level,
+    )
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    log = logging.getLogger("vnpu")
+    if not settings.tokens and settings.host not in ("127.0.0.1", "localhost", "::1"):
+        log.warning("no token is set and the daemon listens on %s: anyone who reaches it can use it", settings.host)
+    elif not settings.tokens:
+        log.info("no token is set: listening on loopback only")
+    print(
+        f"vnpu {package_version()} listening on http://{settings.host}:{settings.port} -- "
+        f"{settings.devices} device(s) of {settings.memory / (1 << 30):g} GiB, "
+        f"{'token required' if settings.tokens else 'no token'}",
+        flush=True,
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        ws_max_size=settings.max_message,
+        ws_per_message_deflate=False,  # compression costs 25x on binary data (measured); keep it off
+        timeout_graceful_shutdown=int(settings.shutdown_deadline),
+    )
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "version":
         print(f"vnpu {package_version()}")
         return 0
+    if args.command == "serve":
+        return serve(args)
     parser.print_help()
     return 0
 

@@ -37,6 +37,7 @@ class CaptureCalls(Context):
                 ACL_ERROR_RT_INTERNAL_ERROR,
                 f"{target} was created with ACL_STREAM_CPU_SCHEDULE, which cannot be captured",
             )
+        self.check_handles()
         target.device.models.take()
         model = ModelRI(self.machine.new_handle(), target.device)
         self.models[model.handle] = model
@@ -100,6 +101,7 @@ class CaptureCalls(Context):
             )
         if target in self.updating:
             raise AclError(ACL_ERROR_STREAM_TASK_GROUP_STATUS, f"{target} is in a task update")
+        self.check_handles()
         capture.begin_group(target, self.machine.new_handle())
 
     @acl_call

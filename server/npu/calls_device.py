@@ -87,7 +87,7 @@ class DeviceCalls(Context):
         for index in list(self.device_refs):
             await self._release_device(index)
         for ptr in list(self.host_buffers):
-            self.machine.host.free(ptr)
+            self.memory_used -= self.machine.host.free(ptr).size
         self.host_buffers.clear()
         self.current.clear()
 
@@ -123,7 +123,7 @@ class DeviceCalls(Context):
                 del self.events[handle]
         for ptr, owner in list(self.allocations.items()):
             if owner is device:
-                device.arena.free(ptr)
+                self.memory_used -= device.arena.free(ptr).size
                 del self.allocations[ptr]
         del self.device_refs[index]
         self.current = {t: d for t, d in self.current.items() if d != index}

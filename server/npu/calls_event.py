@@ -160,6 +160,7 @@ class EventCalls(CaptureEvents):
 
     def _create_event(self, flags: int, api: str) -> int:
         device = self.device()
+        self.check_handles()
         event = Event(self.machine.new_handle(), device, flags, api)
         if event.legacy:
             device.events.take()

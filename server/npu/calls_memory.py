@@ -40,9 +40,11 @@ class MemoryCalls(Context):
             f"policy {policy:#x} is not an aclrtMemMallocPolicy",
         )
         device = self.device()
+        self.charge_memory(size)
         try:
             block = device.arena.malloc(size, policy)
         except OutOfSpace as full:
+            self.memory_used -= size
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device.index} is out of memory: {full}") from None
         self.allocations[block.ptr] = device
         return block.ptr
@@ -57,15 +59,17 @@ class MemoryCalls(Context):
             owner = self.machine.device_of(dev_ptr)
             why = owner.arena.explain_not_start(dev_ptr) if owner else "it is not a device pointer of this context"
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free {dev_ptr:#x}: {why}")
-        device.arena.free(dev_ptr)
+        self.memory_used -= device.arena.free(dev_ptr).size
         del self.allocations[dev_ptr]
 
     @acl_call
     def aclrtMallocHost(self, size: int) -> int:
         require(size > 0, f"size must be > 0, got {size}")
+        self.charge_memory(size)
         try:
             ptr = self.machine.host.malloc(size).ptr
         except OSError as error:
+            self.memory_used -= size
             raise AclError(
                 ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes of host memory: {error}"
             ) from None
@@ -83,8 +87,39 @@ class MemoryCalls(Context):
                 else ("it is not the start of an aclrtMallocHost buffer of this context")
             )
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free host pointer {host_ptr:#x}: {why}")
-        self.machine.host.free(host_ptr)
+        self.memory_used -= self.machine.host.free(host_ptr).size
         self.host_buffers.discard(host_ptr)
+
+    @acl_call
+    def vnpuHostWrite(self, host_ptr: int | None, data: bytes) -> None:
+        """Store `data` into this context's aclrtMallocHost buffer at `host_ptr` (plain host code, no ACL rules)."""
+        self._pinned(host_ptr, len(data))[:] = np.frombuffer(data, dtype=np.uint8)
+
+    @acl_call
+    def vnpuHostRead(self, host_ptr: int | None, count: int) -> bytes:
+        return self._pinned(host_ptr, count).tobytes()
+
+    @acl_call
+    def vnpuHostInfo(self, host_ptr: int | None) -> tuple[str, int]:
+        """(shared-memory segment name, size) of the buffer that starts at `host_ptr`."""
+        self._pinned(host_ptr, 0)
+        buf = self.machine.host.find(host_ptr or 0)
+        assert buf is not None
+        require(buf.ptr == host_ptr, f"{host_ptr:#x} is not the start of an aclrtMallocHost buffer")
+        return buf.name, buf.size
+
+    def _pinned(self, host_ptr: int | None, count: int) -> np.ndarray:
+        require(bool(host_ptr), "hostPtr is NULL")
+        assert host_ptr is not None
+        buf = self.machine.host.find(host_ptr)
+        if buf is None or buf.ptr not in self.host_buffers:
+            raise AclError(
+                ACL_ERROR_RT_PARAM_INVALID, f"{host_ptr:#x} is not in an aclrtMallocHost buffer of this context"
+            )
+        try:
+            return self.machine.host.region(host_ptr, count)
+        except MemoryFault as fault:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, str(fault)) from None
 
     @acl_call
     def aclrtGetMemInfo(self, attr: int) -> tuple[int, int]:

@@ -51,6 +51,7 @@ class StreamCalls(Context):
 
     def _create_stream(self, flags: int) -> int:
         device = self.device()
+        self.check_handles()
         device.streams.take()
         stream = Stream(self.machine.new_handle(), device, self.machine, flags)
         self.streams[stream.handle] = stream

@@ -17,7 +17,9 @@ from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_REPEAT_FINALIZE,
     ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_MEMORY_ALLOCATION,
     ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
     ACL_ERROR_RT_STREAM_CAPTURED,
     ACL_ERROR_RT_STREAM_CONTEXT,
     ACL_ERROR_UNINITIALIZE,
@@ -81,8 +83,11 @@ def require(condition: bool, message: str, code: int = ACL_ERROR_INVALID_PARAM) 
 class Context:
     """One client context (in CANN terms: one process) of the daemon."""
 
-    def __init__(self, machine: Machine) -> None:
+    def __init__(self, machine: Machine, memory_quota: int | None = None, max_handles: int | None = None) -> None:
         self.machine = machine
+        self.memory_quota = memory_quota  # bytes of device + pinned host memory this context may hold
+        self.max_handles = max_handles  # streams, events, models and task groups this context may hold
+        self.memory_used = 0
         self.init_count = 0
         self.device_refs: dict[int, int] = {}
         self.current: dict[Hashable, int] = {}
@@ -119,6 +124,25 @@ class Context:
                 f"{stream} belongs to device {stream.device.index}, but this thread's device is {device.index}",
             )
         return stream
+
+    def charge_memory(self, size: int) -> None:
+        """Account `size` more bytes to the context, refusing to pass its quota."""
+        if self.memory_quota is not None and self.memory_used + size > self.memory_quota:
+            raise AclError(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                f"this context's memory quota is {self.memory_quota} bytes and {self.memory_used} are in use: "
+                f"{size} more do not fit",
+            )
+        self.memory_used += size
+
+    def check_handles(self) -> None:
+        """Refuse a new handle when the context holds its maximum."""
+        held = len(self.streams) + len(self.events) + len(self.models) + len(self.groups)
+        if self.max_handles is not None and held >= self.max_handles:
+            raise AclError(
+                ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
+                f"this context holds {held} handles (streams, events, models, task groups), its limit",
+            )
 
     def idle_stream(self, handle: int | None, api: str) -> Stream:
         """The stream `handle`, which must not be capturing (spec 1.4: 107027)."""

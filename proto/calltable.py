@@ -1,0 +1,204 @@
+"""The call table: every ACL function the device implements, declared once.
+
+Each `Call` has the exact C name, a request model (the C arguments in C order under their C parameter names, the
+array-length arguments dropped, the out-parameters removed) and a result model (the out-parameters, in C order).
+The daemon's REST routes, its WebSocket dispatcher, the OpenAPI schema and the client are all generated from this
+table, and tests check them against it.
+
+Wire conventions (JSON and msgpack alike):
+- pointers and handles are integers; 0 or null is NULL (for a stream: the default stream);
+- enum values are plain integers, checked by the device, so an out-of-range value gets the runtime's own code;
+- pageable host memory (a plain buffer in C) travels as bytes: a source is the bytes themselves, a destination is
+  `null` and the copied bytes come back in the result's `data` (JSON: base64; prefer the raw-body routes for bulk);
+- a phase-2 launch (`aclnnAdd`, ...) carries the executor as the kernel description of `proto.aclnn.KernelDesc`;
+- `vnpu*` calls are vnpu's own (host-buffer access for remote clients), not ACL functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from proto.aclnn import OPS
+
+U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
+I64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
+I32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+Handle = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a handle; 0 or null is NULL")]
+Stream = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a stream; 0 or null is the default stream")]
+Ptr = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a device or pinned host pointer; 0/null is NULL")]
+Src = Annotated[
+    int | bytes | None,
+    Field(description="a device or pinned host pointer, or the bytes of pageable host memory (JSON: base64)"),
+]
+Dst = Annotated[
+    int | None, Field(description="a device or pinned host pointer, or null for pageable host memory (see `data`)")
+]
+Kernel = Annotated[
+    dict[str, Any] | None, Field(description="the executor: a kernel description (KernelDesc wire form)")
+]
+Data = Annotated[bytes | None, Field(description="bytes copied into pageable host memory (null otherwise)")]
+
+Arg = tuple[str, Any]
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, ser_json_bytes="base64", val_json_bytes="base64")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One function of the table. `asynchronous`: a C call that only queues work (a launch, an async copy, an
+    event record/wait/reset, an execute, an update step): it has no out-parameter, so a client may pipeline it."""
+
+    name: str
+    request: type[WireModel]
+    result: type[WireModel]
+    asynchronous: bool
+    doc: str
+
+    @property
+    def arg_names(self) -> tuple[str, ...]:
+        return tuple(self.request.model_fields)
+
+    @property
+    def out_names(self) -> tuple[str, ...]:
+        return tuple(self.result.model_fields)
+
+
+def _model(name: str, fields: tuple[Arg, ...]) -> type[WireModel]:
+    spec: dict[str, Any] = {n: (t, None if n == "configPath" else ...) for n, t in fields}
+    return create_model(name, __base__=WireModel, **spec)
+
+
+def call(name: str, *args: Arg, out: tuple[Arg, ...] = (), asynchronous: bool = False, doc: str = "") -> Call:
+    return Call(name, _model(f"{name}Request", args), _model(f"{name}Result", out), asynchronous, doc)
+
+
+def _launch(op: str) -> Call:
+    return call(
+        f"aclnn{op}",
+        ("workspace", Ptr),
+        ("workspaceSize", U64),
+        ("executor", Kernel),
+        ("stream", Stream),
+        asynchronous=True,
+        doc=f"Phase 2 of aclnn{op}: queue the kernel that the executor describes on the stream.",
+    )
+
+
+_CALLS: tuple[Call, ...] = (
+    # init and devices
+    call("aclInit", ("configPath", str | None), doc="Initialise (refcounted); the config file is not read."),
+    call("aclFinalize"),
+    call("aclrtSetDevice", ("deviceId", I32)),
+    call("aclrtResetDevice", ("deviceId", I32)),
+    call("aclrtGetDevice", out=(("deviceId", I32),)),
+    call("aclrtGetDeviceCount", out=(("count", U32),)),
+    call("aclrtSynchronizeDevice"),
+    call("aclrtSetOpWaitTimeout", ("timeout", U32)),
+    # memory
+    call("aclrtMalloc", ("size", U64), ("policy", I32), out=(("devPtr", U64),)),
+    call("aclrtFree", ("devPtr", Ptr)),
+    call("aclrtMallocHost", ("size", U64), out=(("hostPtr", U64),)),
+    call("aclrtFreeHost", ("hostPtr", Ptr)),
+    call("aclrtGetMemInfo", ("attr", I32), out=(("free", U64), ("total", U64))),
+    call(
+        "aclrtMemcpy",
+        ("dst", Dst),
+        ("destMax", U64),
+        ("src", Src),
+        ("count", U64),
+        ("kind", I32),
+        out=(("data", Data),),
+    ),
+    call(
+        "aclrtMemcpyAsync",
+        ("dst", Dst),
+        ("destMax", U64),
+        ("src", Src),
+        ("count", U64),
+        ("kind", I32),
+        ("stream", Stream),
+        out=(("data", Data),),
+        doc="Queued copy; with pageable host memory the runtime makes it synchronous (the bytes come back).",
+    ),
+    call("aclrtMemset", ("devPtr", Ptr), ("maxCount", U64), ("value", I32), ("count", U64)),
+    call(
+        "aclrtMemsetAsync",
+        ("devPtr", Ptr),
+        ("maxCount", U64),
+        ("value", I32),
+        ("count", U64),
+        ("stream", Stream),
+        asynchronous=True,
+    ),
+    # streams
+    call("aclrtCreateStream", out=(("stream", U64),)),
+    call("aclrtCreateStreamWithConfig", ("priority", U32), ("flag", U32), out=(("stream", U64),)),
+    call("aclrtDestroyStream", ("stream", Stream)),
+    call("aclrtSynchronizeStream", ("stream", Stream)),
+    call("aclrtSynchronizeStreamWithTimeout", ("stream", Stream), ("timeout", I32)),
+    call("aclrtStreamQuery", ("stream", Stream), out=(("status", I32),)),
+    # events
+    call("aclrtCreateEvent", out=(("event", U64),)),
+    call("aclrtCreateEventWithFlag", ("flag", U32), out=(("event", U64),)),
+    call("aclrtCreateEventExWithFlag", ("flag", U32), out=(("event", U64),)),
+    call("aclrtDestroyEvent", ("event", Handle)),
+    call("aclrtRecordEvent", ("event", Handle), ("stream", Stream), asynchronous=True),
+    call("aclrtStreamWaitEvent", ("stream", Stream), ("event", Handle), asynchronous=True),
+    call("aclrtStreamWaitEventWithTimeout", ("stream", Stream), ("event", Handle), ("timeout", I32), asynchronous=True),
+    call("aclrtResetEvent", ("event", Handle), ("stream", Stream), asynchronous=True),
+    call("aclrtQueryEventStatus", ("event", Handle), out=(("status", I32),)),
+    call("aclrtQueryEvent", ("event", Handle), out=(("status", I32),)),
+    call("aclrtQueryEventWaitStatus", ("event", Handle), out=(("status", I32),)),
+    call("aclrtSynchronizeEvent", ("event", Handle)),
+    call("aclrtSynchronizeEventWithTimeout", ("event", Handle), ("timeout", I32)),
+    call("aclrtEventElapsedTime", ("start", Handle), ("end", Handle), out=(("ms", float),)),
+    # capture and task update
+    call("aclmdlRICaptureBegin", ("stream", Stream), ("mode", I32)),
+    call("aclmdlRICaptureGetInfo", ("stream", Stream), out=(("status", I32), ("modelRI", U64))),
+    call("aclmdlRICaptureEnd", ("stream", Stream), out=(("modelRI", U64),)),
+    call("aclmdlRICaptureThreadExchangeMode", ("mode", I32), out=(("mode", I32),)),
+    call("aclmdlRICaptureTaskGrpBegin", ("stream", Stream)),
+    call("aclmdlRICaptureTaskGrpEnd", ("stream", Stream), out=(("handle", U64),)),
+    call("aclmdlRICaptureTaskUpdateBegin", ("stream", Stream), ("handle", Handle), asynchronous=True),
+    call("aclmdlRICaptureTaskUpdateEnd", ("stream", Stream), asynchronous=True),
+    # models
+    call("aclmdlRIExecuteAsync", ("modelRI", Handle), ("stream", Stream), asynchronous=True),
+    call("aclmdlRIExecute", ("modelRI", Handle), ("timeout", I32)),
+    call("aclmdlRIDestroy", ("modelRI", Handle)),
+    call("aclmdlRIDebugPrint", ("modelRI", Handle), out=(("text", str),), doc="Returns the dump as text."),
+    call(
+        "aclmdlRIDebugJsonPrint",
+        ("modelRI", Handle),
+        ("path", str | None),
+        ("flags", U32),
+        out=(("trace", str),),
+        doc="Returns the chrome-trace JSON; the client writes it to `path`.",
+    ),
+    # aclnn phase 2
+    *(_launch(op) for op in OPS),
+    # vnpu's own: pinned host memory seen from a remote client
+    call(
+        "vnpuHostWrite",
+        ("hostPtr", Ptr),
+        ("data", bytes),
+        doc="Write bytes into an aclrtMallocHost buffer (what host code does with a plain store).",
+    ),
+    call(
+        "vnpuHostRead", ("hostPtr", Ptr), ("count", U64), out=(("data", bytes),), doc="Read an aclrtMallocHost buffer."
+    ),
+    call(
+        "vnpuHostInfo",
+        ("hostPtr", Ptr),
+        out=(("name", str), ("size", U64)),
+        doc="The shared-memory segment behind an aclrtMallocHost buffer, for zero-copy mapping on the same machine.",
+    ),
+)
+
+CALLS: Final[dict[str, Call]] = {c.name: c for c in _CALLS}
+"""The table, by C name."""

@@ -1,0 +1,59 @@
+"""The envelopes that carry calls over any transport (msgpack on the WebSocket, JSON over REST).
+
+    request:  {"id": int, "api": "aclrtMalloc", "args": {...}, "thread": [pid, tid], "reply": bool}
+    response: {"id": int, "result": {...}}  |  {"id": int, "error": {"code", "name", "message", "api"}}
+
+`thread` identifies the calling thread of the client (the capture modes and the current device are per thread);
+`reply: false` asks for no answer unless the call fails (pipelining). Only `id`, `api` and `args` are required.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
+
+
+@dataclass(frozen=True)
+class Request:
+    id: int
+    api: str
+    args: Mapping[str, Any]
+    thread: Hashable
+    reply: bool
+
+
+def parse_request(message: object) -> Request:
+    """Check the shape of a request envelope; AclError(ACL_ERROR_INVALID_PARAM) names what is wrong."""
+    if not isinstance(message, Mapping):
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"an envelope must be a map, got {type(message).__name__}")
+    unknown = set(message) - {"id", "api", "args", "thread", "reply"}
+    if unknown:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"unknown envelope field(s): {', '.join(sorted(map(str, unknown)))}")
+    ident, api, args = message.get("id"), message.get("api"), message.get("args", {})
+    thread, reply = message.get("thread", "main"), message.get("reply", True)
+    if isinstance(ident, bool) or not isinstance(ident, int):
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope id must be an integer, got {ident!r:.40}")
+    if not isinstance(api, str):
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope api must be a string, got {api!r:.40}")
+    if not isinstance(args, Mapping):
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope args must be a map, got {type(args).__name__}")
+    if isinstance(thread, list):
+        thread = tuple(thread)
+    if not isinstance(thread, str | int | tuple) or (
+        isinstance(thread, tuple) and not all(isinstance(t, str | int) for t in thread)
+    ):
+        raise AclError(ACL_ERROR_INVALID_PARAM, "envelope thread must be a string, an integer or a list of them")
+    if not isinstance(reply, bool):
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope reply must be a boolean, got {reply!r:.40}")
+    return Request(ident, api, args, thread, reply)
+
+
+def result_envelope(ident: int, result: Mapping[str, Any]) -> dict[str, Any]:
+    return {"id": ident, "result": dict(result)}
+
+
+def error_envelope(ident: int | None, error: AclError) -> dict[str, Any]:
+    return {"id": ident, "error": error.to_dict()}

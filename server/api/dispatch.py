@@ -1,0 +1,84 @@
+"""The one path every call takes, whatever its transport: look the C name up in the call table, validate the
+arguments against its request model, call the session's `Runtime` method of that name with the arguments in C
+order as the calling client thread, and shape the return value as the result model.
+
+Two wire adaptations, both driven by the table's types: a phase-2 `executor` arrives as a kernel description
+and becomes a `KernelDesc`; a `dst` of `null` means pageable host memory on the caller's side, so the copy lands
+in a buffer whose bytes come back as the result's `data`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Hashable, Mapping
+from enum import IntEnum
+from typing import Any
+
+from pydantic import ValidationError
+
+from proto.aclnn import KernelDesc
+from proto.calltable import CALLS, Call
+from proto.errors import ACL_ERROR_API_NOT_SUPPORT, AclError
+from server.api.errors import MalformedCall
+from server.api.sessions import Session
+from server.npu.caller import calling_thread
+
+
+def lookup(api: str) -> Call:
+    call = CALLS.get(api)
+    if call is None:
+        raise AclError(ACL_ERROR_API_NOT_SUPPORT, f"no function named {api[:80]!r} in vnpu's call table", api[:80])
+    return call
+
+
+def validate(call: Call, args: Mapping[str, Any] | bytes) -> list[Any]:
+    """The arguments in C order, checked against the request model (from a mapping, or from JSON bytes)."""
+    try:
+        if isinstance(args, bytes | bytearray):
+            request = call.request.model_validate_json(args)
+        else:
+            request = call.request.model_validate(args)
+    except ValidationError as error:
+        raise MalformedCall(_explain(error), call.name) from None
+    return [getattr(request, name) for name in call.arg_names]
+
+
+async def invoke(session: Session, call: Call, values: list[Any], thread: Hashable) -> dict[str, Any]:
+    """Run `call` on the session's runtime as `thread`; the result model's fields, as plain values."""
+    names = call.arg_names
+    host_out: bytearray | None = None
+    if "executor" in names:
+        i = names.index("executor")
+        if values[i] is not None:
+            values[i] = KernelDesc.from_wire(values[i])
+    if "data" in call.out_names and values[names.index("dst")] is None:
+        host_out = bytearray(values[names.index("count")])
+        values[names.index("dst")] = host_out
+    runtime = session.runtime
+    with calling_thread(session.thread(thread)):
+        returned = getattr(runtime, call.name)(*values)
+        if inspect.isawaitable(returned):
+            returned = await returned
+    return _result(call, returned, host_out)
+
+
+def _result(call: Call, returned: Any, host_out: bytearray | None) -> dict[str, Any]:
+    outs = call.out_names
+    if host_out is not None or outs == ("data",):
+        value = bytes(host_out) if host_out is not None else returned
+        return {"data": value}
+    if not outs:
+        return {}
+    values = returned if len(outs) > 1 else (returned,)
+    return {name: int(v) if isinstance(v, IntEnum) else v for name, v in zip(outs, values, strict=True)}
+
+
+def _explain(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors()[:5]:
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        got = item.get("input")
+        shown = "" if item["type"] == "missing" else f" (got {got!r:.40})"
+        problems.append(f"{where}: {item['msg']}{shown}")
+    more = len(error.errors()) - 5
+    return "; ".join(problems) + (f"; and {more} more" if more > 0 else "")

@@ -1,0 +1,79 @@
+"""How errors leave the daemon over HTTP: one JSON body, `{"error": {code, name, message, api}}`, for all.
+
+Caller errors get 4xx (an ACL error 400, a malformed request 422, an unknown function 404, a missing token 401,
+a body too large 413); a vnpu fault gets 500 with ACL_ERROR_INTERNAL_ERROR. The codes inside are the exact ACL
+codes, so the client rebuilds the same AclError.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from proto.errors import (
+    ACL_ERROR_API_NOT_SUPPORT,
+    ACL_ERROR_INTERNAL_ERROR,
+    ACL_ERROR_INVALID_PARAM,
+    AclError,
+)
+from server.api.auth import Unauthorized
+
+log = logging.getLogger("vnpu.api")
+
+
+class TooLarge(Exception):
+    pass
+
+
+class MalformedCall(AclError):
+    """Arguments that do not fit the call's request model (wrong type, missing, out of range): 422."""
+
+    def __init__(self, message: str, api: str = "") -> None:
+        super().__init__(ACL_ERROR_INVALID_PARAM, message, api)
+
+
+def error_response(status: int, error: AclError) -> JSONResponse:
+    return JSONResponse({"error": error.to_dict()}, status_code=status)
+
+
+def status_of(error: AclError) -> int:
+    if error.code == ACL_ERROR_API_NOT_SUPPORT:
+        return 404
+    if isinstance(error, MalformedCall):
+        return 422
+    return 400
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(AclError)
+    async def acl_error(request: Request, error: AclError) -> JSONResponse:
+        return error_response(status_of(error), error)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()[:5])
+        return error_response(422, AclError(ACL_ERROR_INVALID_PARAM, details, request.url.path))
+
+    @app.exception_handler(Unauthorized)
+    async def unauthorized(request: Request, error: Unauthorized) -> JSONResponse:
+        response = error_response(401, AclError(ACL_ERROR_INVALID_PARAM, str(error)))
+        response.headers["WWW-Authenticate"] = "Bearer"
+        return response
+
+    @app.exception_handler(TooLarge)
+    async def too_large(request: Request, error: TooLarge) -> JSONResponse:
+        return error_response(413, AclError(ACL_ERROR_INVALID_PARAM, str(error)))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        code = ACL_ERROR_API_NOT_SUPPORT if error.status_code in (404, 405) else ACL_ERROR_INVALID_PARAM
+        return error_response(error.status_code, AclError(code, str(error.detail)))
+
+    @app.exception_handler(Exception)
+    async def fault(request: Request, error: Exception) -> JSONResponse:
+        log.exception("vnpu fault while serving %s", request.url.path)
+        return error_response(500, AclError(ACL_ERROR_INTERNAL_ERROR, f"vnpu internal error: {error!r:.200}"))

@@ -1,0 +1,138 @@
+"""REST: `POST /v1/call/{C name}` for every function of the call table (JSON in, JSON out), raw-body routes for
+bulk memory, and sessions.
+
+A call names its session with the `X-Vnpu-Session` header (from `POST /v1/sessions`); without one it runs in
+the tenant's default REST session, so plain curl commands share one context. `X-Vnpu-Thread` names the calling
+thread (default "main"), which the capture modes and the current device depend on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+
+from proto.calltable import CALLS, Call
+from proto.constants import aclrtMemcpyKind
+from server.api import dispatch
+from server.api.auth import tenant_of
+from server.api.errors import MalformedCall, TooLarge
+from server.api.sessions import Registry, Session
+
+RAW = {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+
+
+def registry(request: Request) -> Registry:
+    reg: Registry = request.app.state.registry
+    return reg
+
+
+def session_of(request: Request) -> Session:
+    tenant = tenant_of(request, request.app.state.settings.tokens)
+    return registry(request).rest_session(tenant, request.headers.get("x-vnpu-session"))
+
+
+async def body_of(request: Request) -> bytes:
+    limit: int = request.app.state.settings.max_body
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(f"the request body of {declared} bytes is over the limit of {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise TooLarge(f"the request body is over the limit of {limit} bytes")
+    return bytes(body)
+
+
+async def run(request: Request, call: Call, args: dict[str, Any] | bytes) -> dict[str, Any]:
+    session = session_of(request)
+    values = dispatch.validate(call, args)
+    return await dispatch.invoke(session, call, values, request.headers.get("x-vnpu-thread", "main"))
+
+
+def _route(call: Call) -> Any:
+    async def handle(request: Request) -> JSONResponse:
+        result = await run(request, call, await body_of(request) or b"{}")
+        return JSONResponse(call.result.model_validate(result).model_dump(mode="json"))
+
+    handle.__name__ = call.name
+    return handle
+
+
+def install(app: FastAPI) -> None:
+    router = APIRouter(prefix="/v1")
+    for call in CALLS.values():
+        router.add_api_route(
+            f"/call/{call.name}",
+            _route(call),
+            methods=["POST"],
+            name=call.name,
+            summary=call.name,
+            description=call.doc or None,
+            response_model=call.result,
+            tags=["calls"],
+            openapi_extra={
+                "requestBody": {
+                    "required": bool(call.arg_names),
+                    "content": {"application/json": {"schema": call.request.model_json_schema()}},
+                }
+            },
+        )
+
+    @router.post("/call/{api}", include_in_schema=False)
+    async def unknown(api: str) -> None:
+        dispatch.lookup(api)  # raises: not in the table
+
+    @router.post("/sessions", tags=["sessions"])
+    async def open_session(request: Request) -> dict[str, str]:
+        """A new session, in a new context or (body `{"context": id}`) joining one of yours."""
+        body = await body_of(request)
+        try:
+            parsed = json.loads(body) if body else {}
+        except ValueError as error:
+            raise MalformedCall(f"the body is not JSON: {error}") from None
+        context = parsed.get("context") if isinstance(parsed, dict) else None
+        tenant = tenant_of(request, request.app.state.settings.tokens)
+        session = registry(request).open(tenant, "rest", context)
+        return {"session": session.id, "context": session.context.id}
+
+    @router.delete("/sessions/{session_id}", tags=["sessions"])
+    async def close_session(request: Request, session_id: str) -> Response:
+        tenant = tenant_of(request, request.app.state.settings.tokens)
+        registry(request).close(registry(request).rest_session(tenant, session_id))
+        return Response(status_code=204)
+
+    @router.put("/memory/{ptr}", tags=["memory"], status_code=204, openapi_extra={"requestBody": {"content": RAW}})
+    async def write_memory(request: Request, ptr: int) -> Response:
+        """aclrtMemcpy from the raw body (pageable host memory) to device or pinned memory at `ptr`."""
+        data = await body_of(request)
+        args = {"dst": ptr, "destMax": len(data), "src": data, "count": len(data), "kind": _H2D}
+        await run(request, CALLS["aclrtMemcpy"], args)
+        return Response(status_code=204)
+
+    @router.get("/memory/{ptr}", tags=["memory"], responses={200: {"content": RAW}})
+    async def read_memory(request: Request, ptr: int, count: int) -> Response:
+        """aclrtMemcpy of `count` bytes at `ptr` into the raw response body."""
+        args = {"dst": None, "destMax": count, "src": ptr, "count": count, "kind": _D2H}
+        result = await run(request, CALLS["aclrtMemcpy"], args)
+        return Response(result["data"], media_type="application/octet-stream")
+
+    @router.put("/host/{ptr}", tags=["memory"], status_code=204, openapi_extra={"requestBody": {"content": RAW}})
+    async def write_host(request: Request, ptr: int) -> Response:
+        """vnpuHostWrite: store the raw body into the aclrtMallocHost buffer at `ptr`."""
+        await run(request, CALLS["vnpuHostWrite"], {"hostPtr": ptr, "data": await body_of(request)})
+        return Response(status_code=204)
+
+    @router.get("/host/{ptr}", tags=["memory"], responses={200: {"content": RAW}})
+    async def read_host(request: Request, ptr: int, count: int) -> Response:
+        result = await run(request, CALLS["vnpuHostRead"], {"hostPtr": ptr, "count": count})
+        return Response(result["data"], media_type="application/octet-stream")
+
+    app.include_router(router)
+
+
+_H2D = int(aclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
+_D2H = int(aclrtMemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)

@@ -1,0 +1,135 @@
+"""Tenants, contexts and sessions.
+
+A context is one `Runtime` (what one process sees of the CANN runtime: its handles, pointers, devices set).
+A session is one client connection (a WebSocket, or a REST client presenting a session id) inside a context;
+several sessions -- other processes -- may join a context by its id and share its handles. A context belongs to
+the tenant whose token created it; another tenant cannot join it or see it. When the last session of a context
+ends (disconnect, or an idle REST session timing out) the context is reclaimed after a grace period: its
+streams finish, and its memory, events, models and host buffers are freed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
+from server.api.settings import Settings
+from server.npu import Machine, Runtime
+
+log = logging.getLogger("vnpu.sessions")
+
+
+@dataclass(eq=False)
+class ContextEntry:
+    id: str
+    tenant: str
+    runtime: Runtime
+    sessions: set[Session] = field(default_factory=set)
+    reclaim: asyncio.Task[None] | None = None
+
+
+@dataclass(eq=False)
+class Session:
+    id: str
+    context: ContextEntry
+    kind: str  # "ws" or "rest"
+    last_seen: float = field(default_factory=time.monotonic)
+
+    @property
+    def runtime(self) -> Runtime:
+        return self.context.runtime
+
+    def thread(self, client_thread: Hashable) -> Hashable:
+        """The identity under which the device sees a client thread: unique across sessions."""
+        return (self.id, client_thread)
+
+
+class Registry:
+    def __init__(self, machine: Machine, settings: Settings) -> None:
+        self.machine = machine
+        self.settings = settings
+        self.contexts: dict[str, ContextEntry] = {}
+        self.sessions: dict[str, Session] = {}
+        self._default_rest: dict[str, Session] = {}  # tenant -> the session of REST calls that name none
+
+    def open(self, tenant: str, kind: str, context_id: str | None = None) -> Session:
+        """A new session, in a new context or joining `context_id` (which must be the tenant's)."""
+        if context_id:
+            entry = self.contexts.get(context_id)
+            if entry is None or entry.tenant != tenant:
+                raise AclError(ACL_ERROR_INVALID_PARAM, f"no context {context_id!r}: it never existed or has ended")
+            if entry.reclaim is not None:
+                entry.reclaim.cancel()
+                entry.reclaim = None
+        else:
+            runtime = Runtime(self.machine, self.settings.context_memory, self.settings.context_handles)
+            entry = ContextEntry(secrets.token_hex(8), tenant, runtime)
+            self.contexts[entry.id] = entry
+        session = Session(secrets.token_hex(8), entry, kind)
+        entry.sessions.add(session)
+        self.sessions[session.id] = session
+        log.info("session %s (%s) opened in context %s of tenant %s", session.id, kind, entry.id, tenant)
+        return session
+
+    def rest_session(self, tenant: str, session_id: str | None) -> Session:
+        """The REST session `session_id` of this tenant, or the tenant's default REST session."""
+        if session_id:
+            session = self.sessions.get(session_id)
+            if session is None or session.context.tenant != tenant:
+                raise AclError(ACL_ERROR_INVALID_PARAM, f"no session {session_id!r}: it never existed or has ended")
+        else:
+            session = self._default_rest.get(tenant) or self.open(tenant, "rest")
+            if session.id not in self.sessions:
+                session = self.open(tenant, "rest")
+            self._default_rest[tenant] = session
+        session.last_seen = time.monotonic()
+        return session
+
+    def close(self, session: Session) -> None:
+        """End a session; the last one of a context schedules its reclaim."""
+        if self.sessions.pop(session.id, None) is None:
+            return
+        entry = session.context
+        entry.sessions.discard(session)
+        log.info("session %s closed", session.id)
+        if not entry.sessions and entry.reclaim is None:
+            entry.reclaim = asyncio.get_running_loop().create_task(self._reclaim(entry, self.settings.context_grace))
+
+    def contexts_of(self, tenant: str) -> list[ContextEntry]:
+        return [c for c in self.contexts.values() if c.tenant == tenant]
+
+    def expire_idle(self) -> None:
+        deadline = time.monotonic() - self.settings.session_idle
+        for session in list(self.sessions.values()):
+            if session.kind == "rest" and session.last_seen < deadline:
+                self.close(session)
+
+    async def reap_forever(self, period: float = 5.0) -> None:
+        while True:
+            await asyncio.sleep(period)
+            self.expire_idle()
+
+    async def close_all(self) -> None:
+        """At shutdown: end every session and release every context now."""
+        for session in list(self.sessions.values()):
+            self.close(session)
+        for entry in list(self.contexts.values()):
+            if entry.reclaim is not None:
+                entry.reclaim.cancel()
+            await self._reclaim(entry, 0)
+
+    async def _reclaim(self, entry: ContextEntry, grace: float) -> None:
+        await asyncio.sleep(grace)
+        if entry.sessions or self.contexts.get(entry.id) is not entry:
+            return
+        del self.contexts[entry.id]
+        try:
+            await entry.runtime.release_all()
+        except Exception:  # a vnpu bug: keep the daemon up, say so
+            log.exception("releasing context %s failed", entry.id)
+        log.info("context %s of tenant %s reclaimed", entry.id, entry.tenant)

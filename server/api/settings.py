@@ -1,0 +1,81 @@
+"""The daemon's settings, from command-line options or VNPU_* environment variables."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
+_UNITS |= {"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+
+
+def parse_size(text: str | int) -> int:
+    """'8GiB', '512M', '1024' -> bytes."""
+    if isinstance(text, int):
+        return text
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise ValueError(f"not a size: {text!r} (use e.g. 8GiB, 512MiB, 1048576)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+@dataclass
+class Settings:
+    """Every setting has a VNPU_<NAME> environment variable (e.g. VNPU_PORT, VNPU_MEMORY=8GiB)."""
+
+    host: str = "127.0.0.1"
+    port: int = 9470
+    devices: int = 1
+    memory: int = 8 << 30  # bytes per device
+    max_models: int = 1024  # per device
+    max_streams: int = 1984  # per device, default streams included
+    max_events: int = 65536  # legacy events per device
+    token: str | None = None  # one tenant, "default"
+    tokens_file: str | None = None  # "tenant token" per line
+    log_level: str = "info"
+    max_body: int = 256 << 20  # REST request body
+    max_message: int = 256 << 20  # WebSocket message
+    context_memory: int | None = None  # device + pinned bytes per context
+    context_handles: int | None = 100_000  # streams, events, models, task groups per context
+    max_pending: int = 4096  # calls queued per connection and client thread before the reader stops
+    session_idle: float = 600.0  # seconds before an idle REST session ends
+    context_grace: float = 2.0  # seconds a context outlives its last session
+    shutdown_deadline: float = 10.0  # seconds queued work may take at shutdown
+    tokens: dict[str, str] = field(default_factory=dict, repr=False)  # token -> tenant, built from the above
+
+    def __post_init__(self) -> None:
+        if self.token:
+            self.tokens[self.token] = "default"
+        if self.tokens_file:
+            for number, line in enumerate(Path(self.tokens_file).read_text().splitlines(), 1):
+                if line.strip() and not line.lstrip().startswith("#"):
+                    parts = line.split()
+                    if len(parts) != 2:
+                        raise ValueError(f"{self.tokens_file}:{number}: expected 'tenant token'")
+                    self.tokens[parts[1]] = parts[0]
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides: object) -> Settings:
+        """Defaults, then VNPU_* variables, then explicit `overrides` (command-line options that were given)."""
+        env = os.environ if environ is None else environ
+        values: dict[str, object] = {}
+        for f in fields(cls):
+            if f.name == "tokens":
+                continue
+            raw = env.get(f"VNPU_{f.name.upper()}")
+            if raw is not None:
+                values[f.name] = _convert(f.name, raw)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def _convert(name: str, raw: str) -> object:
+    if name in ("memory", "max_body", "max_message", "context_memory"):
+        return parse_size(raw)
+    if name in ("port", "devices", "max_models", "max_streams", "max_events", "context_handles", "max_pending"):
+        return int(raw)
+    if name in ("session_idle", "context_grace", "shutdown_deadline"):
+        return float(raw)
+    return raw

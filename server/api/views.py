@@ -1,0 +1,112 @@
+"""Read-only views for people: /healthz, /v1/devices, /v1/devices/{id}, /v1/models/{id}.
+
+A tenant sees the devices' totals and, in detail, only the streams, events and models of its own contexts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+
+from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INVALID_DEVICEID, AclError
+from server.api.auth import tenant_of
+from server.api.sessions import ContextEntry, Registry
+from server.npu import Machine
+from server.npu.caller import calling_thread
+from server.npu.device import Device
+
+
+def _state(request: Request) -> tuple[Machine, Registry, list[ContextEntry]]:
+    registry: Registry = request.app.state.registry
+    tenant = tenant_of(request, request.app.state.settings.tokens)
+    return request.app.state.machine, registry, registry.contexts_of(tenant)
+
+
+def _device_summary(device: Device) -> dict[str, Any]:
+    arena = device.arena
+    return {
+        "id": device.index,
+        "memory": {"total": arena.capacity, "used": arena.used_bytes, "free": arena.free_bytes},
+        "streams": {"used": device.streams.used, "max": device.streams.maximum},
+        "events": {"used": device.events.used, "max": device.events.maximum},
+        "models": {"used": device.models.used, "max": device.models.maximum},
+    }
+
+
+def install(app: FastAPI) -> None:
+    @app.get("/healthz", tags=["views"])
+    async def healthz(request: Request) -> dict[str, Any]:
+        return {"status": "ok", "devices": len(request.app.state.machine.devices)}
+
+    router = APIRouter(prefix="/v1", tags=["views"])
+
+    @router.get("/devices")
+    async def devices(request: Request) -> list[dict[str, Any]]:
+        machine, _, _ = _state(request)
+        return [_device_summary(d) for d in machine.devices]
+
+    @router.get("/devices/{device_id}")
+    async def device(request: Request, device_id: int) -> dict[str, Any]:
+        machine, _, contexts = _state(request)
+        if not 0 <= device_id < len(machine.devices):
+            raise AclError(ACL_ERROR_RT_INVALID_DEVICEID, f"device {device_id} does not exist")
+        dev = machine.devices[device_id]
+        view = _device_summary(dev)
+        view["contexts"] = [
+            {
+                "id": c.id,
+                "sessions": len(c.sessions),
+                "streams": [
+                    {
+                        "handle": s.handle,
+                        "default": s.default,
+                        "queued": s.queued,
+                        "running": s.running.describe() if s.running else None,
+                        "capturing": s in c.runtime.capturing,
+                    }
+                    for s in [*c.runtime.default_streams.values(), *c.runtime.streams.values()]
+                    if s.device is dev
+                ],
+                "events": [
+                    {"handle": e.handle, "api": e.api, "flags": e.flags, "flag": e.flag}
+                    for e in c.runtime.events.values()
+                    if e.device is dev
+                ],
+                "models": [
+                    {"handle": m.handle, "state": m.state.value, "executions": m.executions}
+                    for m in c.runtime.models.values()
+                    if m.device is dev
+                ],
+            }
+            for c in contexts
+        ]
+        return view
+
+    @router.get("/models/{model_id}")
+    async def model(request: Request, model_id: int) -> dict[str, Any]:
+        _, _, contexts = _state(request)
+        for c in contexts:
+            found = c.runtime.models.get(model_id)
+            if found is not None:
+                return {
+                    "handle": found.handle,
+                    "context": c.id,
+                    "device": found.device.index,
+                    "state": found.state.value,
+                    "executions": found.executions,
+                    "groups": [
+                        {"handle": g.handle, "kernels": [k.describe() for k in g.kernels], "updates": g.updates_applied}
+                        for g in found.groups.values()
+                    ],
+                    "debug": "\n".join(_debug_lines(c, model_id)),
+                }
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"no model {model_id:#x} in your contexts")
+
+    app.include_router(router)
+
+
+def _debug_lines(context: ContextEntry, model_id: int) -> list[str]:
+    runtime = context.runtime
+    with calling_thread(("view", 0)):
+        return runtime.aclmdlRIDebugPrint(model_id).splitlines() if runtime.init_count else []

@@ -1,0 +1,119 @@
+"""WebSocket `/v1/ws`: binary msgpack envelopes (see `proto.envelope`), in order per connection and client thread.
+
+On connect (optionally `?context=<id>` to join an existing context of the tenant) the server sends
+`{"hello": {"session", "context", "tenant"}}`. Each request is answered with its result, or -- when it asked for
+no reply (`reply: false`, a pipelined call) -- only if it fails; an error names the call's id and C name. The
+calls of one client thread run one after another; different threads of a connection run independently (so a
+thread blocked in a synchronize does not stop another thread from recording the event it waits for). Each
+thread's queue is bounded: when it is full the server stops reading, and TCP pushes back on the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Hashable
+from typing import Any
+
+import msgpack
+from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+
+from proto.envelope import Request, error_envelope, parse_request, result_envelope
+from proto.errors import ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_INVALID_PARAM, AclError
+from server.api import dispatch
+from server.api.auth import Unauthorized, tenant_of
+from server.api.sessions import Registry, Session
+
+log = logging.getLogger("vnpu.ws")
+
+
+class Connection:
+    def __init__(self, websocket: WebSocket, session: Session, max_pending: int) -> None:
+        self.websocket = websocket
+        self.session = session
+        self.max_pending = max_pending
+        self.threads: dict[Hashable, tuple[asyncio.Queue[Request], asyncio.Task[None]]] = {}
+        self._send_lock = asyncio.Lock()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        async with self._send_lock:
+            await self.websocket.send_bytes(msgpack.packb(message, use_bin_type=True))
+
+    async def receive_forever(self) -> None:
+        while True:
+            frame = await self.websocket.receive()
+            if frame["type"] == "websocket.disconnect":
+                return
+            data = frame.get("bytes")
+            if data is None:
+                await self.send(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, "send binary msgpack frames")))
+                continue
+            try:
+                request = parse_request(msgpack.unpackb(data, raw=False, strict_map_key=False))
+            except AclError as error:
+                await self.send(error_envelope(None, error))
+                continue
+            except Exception as error:
+                await self.send(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, f"not msgpack: {error}")))
+                continue
+            await self._queue_of(request.thread).put(request)
+
+    def _queue_of(self, thread: Hashable) -> asyncio.Queue[Request]:
+        entry = self.threads.get(thread)
+        if entry is None:
+            queue: asyncio.Queue[Request] = asyncio.Queue(self.max_pending)
+            entry = (queue, asyncio.get_running_loop().create_task(self._serve(thread, queue)))
+            self.threads[thread] = entry
+        return entry[0]
+
+    async def _serve(self, thread: Hashable, queue: asyncio.Queue[Request]) -> None:
+        while True:
+            request = await queue.get()
+            try:
+                call = dispatch.lookup(request.api)
+                result = await dispatch.invoke(self.session, call, dispatch.validate(call, request.args), thread)
+                if request.reply:
+                    await self.send(result_envelope(request.id, result))
+            except AclError as error:
+                if not error.api:
+                    error.api = request.api
+                await self.send(error_envelope(request.id, error))
+            except (WebSocketDisconnect, RuntimeError):
+                return
+            except Exception as error:
+                log.exception("vnpu fault in %s", request.api)
+                fault = AclError(ACL_ERROR_INTERNAL_ERROR, f"vnpu internal error: {error!r:.200}", request.api)
+                with contextlib.suppress(Exception):
+                    await self.send(error_envelope(request.id, fault))
+
+    async def close(self) -> None:
+        for _, task in self.threads.values():
+            task.cancel()
+        for _, task in self.threads.values():
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def install(app: FastAPI) -> None:
+    @app.websocket("/v1/ws")
+    async def websocket_endpoint(websocket: WebSocket) -> None:
+        settings = websocket.app.state.settings
+        registry: Registry = websocket.app.state.registry
+        try:
+            tenant = tenant_of(websocket, settings.tokens)
+            session = registry.open(tenant, "ws", websocket.query_params.get("context"))
+        except (Unauthorized, AclError) as error:
+            await websocket.close(code=4401 if isinstance(error, Unauthorized) else 4404, reason=str(error)[:120])
+            return
+        await websocket.accept()
+        connection = Connection(websocket, session, settings.max_pending)
+        try:
+            hello = {"session": session.id, "context": session.context.id, "tenant": tenant}
+            await connection.send({"hello": hello})
+            await connection.receive_forever()
+        except WebSocketDisconnect:
+            pass
+        finally:
+            await connection.close()
+            registry.close(session)

@@ -1,0 +1,62 @@
+"""The vnpu daemon as an ASGI application. Its lifespan owns the device: the Machine is created at startup and,
+at shutdown, every context is released (queued work finishing up to a deadline) and the shared memory unlinked."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from server.api import errors, rest, views, ws
+from server.api.sessions import Registry
+from server.api.settings import Settings
+from server.cli import package_version
+from server.npu import Machine
+from server.npu.hostmem import sweep_stale
+
+log = logging.getLogger("vnpu")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings.from_env()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        for name in sweep_stale():
+            log.info("removed the shared memory %s of a daemon that died", name)
+        machine = Machine(
+            settings.devices,
+            settings.memory,
+            max_streams=settings.max_streams,
+            max_events=settings.max_events,
+            max_models=settings.max_models,
+        )
+        registry = Registry(machine, settings)
+        app.state.machine, app.state.registry = machine, registry
+        reaper = asyncio.get_running_loop().create_task(registry.reap_forever())
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            try:
+                await asyncio.wait_for(registry.close_all(), settings.shutdown_deadline)
+            except TimeoutError:
+                log.warning("queued work did not finish within %s s; stopping anyway", settings.shutdown_deadline)
+            machine.close()
+
+    app = FastAPI(
+        title="vnpu",
+        version=package_version(),
+        description="A virtual Ascend NPU: the ACL runtime's streams, events, aclmdlRI capture and task update, "
+        "and aclnn operators, over REST and WebSocket. Every ACL function is `POST /v1/call/{C name}`.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    errors.install(app)
+    rest.install(app)
+    ws.install(app)
+    views.install(app)
+    return app
