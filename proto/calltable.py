@@ -16,10 +16,11 @@ Wire conventions (JSON and msgpack alike):
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, create_model
 
 from proto.aclnn import OPS
 
@@ -30,8 +31,10 @@ I32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 Handle = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a handle; 0 or null is NULL")]
 Stream = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a stream; 0 or null is the default stream")]
 Ptr = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a device or pinned host pointer; 0/null is NULL")]
+# bytes in JSON are standard base64 (RFC 4648 section 4) both ways; msgpack carries them as they are
+Bytes = Annotated[bytes, PlainSerializer(lambda b: base64.b64encode(b).decode(), return_type=str, when_used="json")]
 Src = Annotated[
-    int | bytes | None,
+    int | Bytes | None,
     Field(description="a device or pinned host pointer, or the bytes of pageable host memory (JSON: base64)"),
 ]
 Dst = Annotated[
@@ -40,7 +43,7 @@ Dst = Annotated[
 Kernel = Annotated[
     dict[str, Any] | None, Field(description="the executor: a kernel description (KernelDesc wire form)")
 ]
-Data = Annotated[bytes | None, Field(description="bytes copied into pageable host memory (null otherwise)")]
+Data = Annotated[Bytes | None, Field(description="bytes copied into pageable host memory (null otherwise)")]
 
 Arg = tuple[str, Any]
 
@@ -186,11 +189,11 @@ _CALLS: tuple[Call, ...] = (
     call(
         "vnpuHostWrite",
         ("hostPtr", Ptr),
-        ("data", bytes),
+        ("data", Bytes),
         doc="Write bytes into an aclrtMallocHost buffer (what host code does with a plain store).",
     ),
     call(
-        "vnpuHostRead", ("hostPtr", Ptr), ("count", U64), out=(("data", bytes),), doc="Read an aclrtMallocHost buffer."
+        "vnpuHostRead", ("hostPtr", Ptr), ("count", U64), out=(("data", Bytes),), doc="Read an aclrtMallocHost buffer."
     ),
     call(
         "vnpuHostInfo",

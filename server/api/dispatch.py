@@ -51,7 +51,7 @@ async def invoke(session: Session, call: Call, values: list[Any], thread: Hashab
         i = names.index("executor")
         if values[i] is not None:
             values[i] = KernelDesc.from_wire(values[i])
-    if "data" in call.out_names and values[names.index("dst")] is None:
+    if "dst" in names and values[names.index("dst")] is None:
         host_out = bytearray(values[names.index("count")])
         values[names.index("dst")] = host_out
     runtime = session.runtime

@@ -60,7 +60,9 @@ class LiveServer:
 async def start_live(settings: Settings) -> tuple[LiveServer, asyncio.Task[None]]:
     application = create_app(settings)
     port = free_port()
-    config = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", ws_max_size=settings.max_message)
+    config = uvicorn.Config(
+        application, host="127.0.0.1", port=port, log_level="warning", ws_max_size=settings.max_message
+    )
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve())
     for _ in range(500):

@@ -1,0 +1,204 @@
+"""Every function of the call table, through REST and through the WebSocket, with the same scenario: the seed's
+capture-and-update flow, every event and stream call, memory in all directions, and every aclnn operator."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+import proto.aclnn as nn
+from proto.calltable import CALLS
+from proto.constants import aclDataType
+from proto.errors import ACL_ERROR_RT_STREAM_CAPTURED, AclError
+from tests.server.api.callers import RestCaller, WsCaller
+from tests.server.api.conftest import LiveServer
+from tests.server.npu.devicekit import tensor_at
+
+Caller = Callable[..., Awaitable[dict[str, Any]]]
+F32 = aclDataType.ACL_FLOAT
+RNG = np.random.default_rng(5)
+
+
+class Remote:
+    """Device memory through a caller: float32 arrays in, float32 arrays out."""
+
+    def __init__(self, c: Caller) -> None:
+        self.c = c
+
+    async def put(self, array: np.ndarray) -> int:
+        data = np.ascontiguousarray(array, np.float32).tobytes()
+        ptr: int = (await self.c("aclrtMalloc", size=len(data), policy=0))["devPtr"]
+        await self.c("aclrtMemcpy", dst=ptr, destMax=len(data), src=data, count=len(data), kind=1)
+        return ptr
+
+    async def get(self, ptr: int, shape: tuple[int, ...]) -> np.ndarray:
+        n = int(np.prod(shape)) * 4
+        data = (await self.c("aclrtMemcpy", dst=None, destMax=n, src=ptr, count=n, kind=2))["data"]
+        return np.frombuffer(data, np.float32).reshape(shape)
+
+    async def launch(self, op: str, stream: int, *args: Any) -> None:
+        ws, ex = getattr(nn, f"aclnn{op}GetWorkspaceSize")(*args)
+        space = (await self.c("aclrtMalloc", size=ws, policy=0))["devPtr"] if ws else 0
+        await self.c(f"aclnn{op}", workspace=space, workspaceSize=ws, executor=ex.kernel.to_wire(), stream=stream)
+
+
+async def exercise(c: Caller) -> None:
+    r = Remote(c)
+    await c("aclInit", configPath=None)
+    await c("aclrtSetDevice", deviceId=0)
+    assert (await c("aclrtGetDevice"))["deviceId"] == 0
+    assert (await c("aclrtGetDeviceCount"))["count"] == 2
+    await c("aclrtSetOpWaitTimeout", timeout=0)
+    free0, total = (await c("aclrtGetMemInfo", attr=1)).values()
+    assert free0 <= total
+
+    # memory, every direction
+    data = RNG.standard_normal(16).astype(np.float32).tobytes()
+    a, b = (await c("aclrtMalloc", size=64, policy=0))["devPtr"], (await c("aclrtMalloc", size=64, policy=0))["devPtr"]
+    h = (await c("aclrtMallocHost", size=64))["hostPtr"]
+    info = await c("vnpuHostInfo", hostPtr=h)
+    assert info["name"].startswith("vnpu-") and info["size"] == 64
+    await c("vnpuHostWrite", hostPtr=h, data=data)
+    assert (await c("vnpuHostRead", hostPtr=h, count=64))["data"] == data
+    s = (await c("aclrtCreateStream"))["stream"]
+    s2 = (await c("aclrtCreateStreamWithConfig", priority=0, flag=0))["stream"]
+    await c("aclrtMemcpyAsync", dst=a, destMax=64, src=h, count=64, kind=1, stream=s)
+    await c("aclrtMemcpyAsync", dst=b, destMax=64, src=a, count=64, kind=3, stream=s)
+    await c("aclrtSynchronizeStream", stream=s)
+    assert (await c("aclrtMemcpy", dst=None, destMax=64, src=b, count=64, kind=2))["data"] == data
+    await c("aclrtMemset", devPtr=b, maxCount=64, value=1, count=64)
+    await c("aclrtMemsetAsync", devPtr=a, maxCount=64, value=2, count=32, stream=s)
+    got = await c("aclrtMemcpyAsync", dst=None, destMax=64, src=b, count=64, kind=2, stream=s)
+    assert got["data"] == b"\x01" * 64
+
+    # events and streams
+    plain = (await c("aclrtCreateEvent"))["event"]
+    legacy = (await c("aclrtCreateEventWithFlag", flag=0x9))["event"]
+    ex = (await c("aclrtCreateEventExWithFlag", flag=0x9))["event"]
+    ext = (await c("aclrtCreateEventWithFlag", flag=0x20))["event"]
+    await c("aclrtRecordEvent", event=legacy, stream=s)
+    await c("aclrtStreamWaitEvent", stream=s2, event=legacy)
+    await c("aclrtStreamWaitEventWithTimeout", stream=s2, event=legacy, timeout=5)
+    await c("aclrtResetEvent", event=legacy, stream=s2)
+    await c("aclrtRecordEvent", event=plain, stream=s)
+    await c("aclrtRecordEvent", event=ex, stream=s)
+    await c("aclrtSynchronizeEvent", event=plain)
+    await c("aclrtSynchronizeEventWithTimeout", event=ex, timeout=5000)
+    assert (await c("aclrtQueryEventStatus", event=ex))["status"] == 1
+    assert (await c("aclrtQueryEvent", event=plain))["status"] == 0
+    assert (await c("aclrtQueryEventWaitStatus", event=plain))["status"] == 0
+    assert (await c("aclrtEventElapsedTime", start=plain, end=ex))["ms"] >= 0
+    await c("aclrtSynchronizeStreamWithTimeout", stream=s2, timeout=5000)
+    assert (await c("aclrtStreamQuery", stream=s2))["status"] == 0
+    await c("aclrtSynchronizeDevice")
+
+    # the seed: capture with an EXTERNAL event and a task group, update on a second stream
+    x, o, tmp = await r.put(np.zeros(8)), await r.put(np.zeros(8)), await r.put(np.zeros(8))
+    other = await r.put(np.ones(8))
+    xt, ot, tt, yt = (tensor_at(p, (8,), F32) for p in (x, o, tmp, other))
+    alpha = nn.aclCreateScalar(1.1, F32)
+    await c("aclmdlRICaptureBegin", stream=s, mode=0)
+    status = await c("aclmdlRICaptureGetInfo", stream=s)
+    assert status["status"] == 1 and status["modelRI"] > 0
+    assert (await c("aclmdlRICaptureThreadExchangeMode", mode=2))["mode"] == 0
+    assert (await c("aclmdlRICaptureThreadExchangeMode", mode=0))["mode"] == 2
+    with pytest.raises(AclError) as caught:
+        await c("aclrtSynchronizeStream", stream=s)
+    assert caught.value.code == ACL_ERROR_RT_STREAM_CAPTURED
+    await r.launch("Add", s, xt, yt, alpha, tt)
+    await c("aclrtStreamWaitEvent", stream=s, event=ext)
+    await c("aclrtResetEvent", event=ext, stream=s)
+    await c("aclmdlRICaptureTaskGrpBegin", stream=s)
+    await r.launch("Add", s, tt, yt, alpha, ot)
+    handle = (await c("aclmdlRICaptureTaskGrpEnd", stream=s))["handle"]
+    model = (await c("aclmdlRICaptureEnd", stream=s))["modelRI"]
+    assert "task group" in (await c("aclmdlRIDebugPrint", modelRI=model))["text"]
+    assert len(json.loads((await c("aclmdlRIDebugJsonPrint", modelRI=model, path=None, flags=0))["trace"])) == 4
+    for value, want in ((1.1, 2.2), (5.5, 6.6)):
+        await c("aclmdlRIExecuteAsync", modelRI=model, stream=s)
+        await c("aclmdlRICaptureTaskUpdateBegin", stream=s2, handle=handle)
+        await r.launch("Add", s2, tt, yt, nn.aclCreateScalar(value, F32), ot)
+        await c("aclmdlRICaptureTaskUpdateEnd", stream=s2)
+        await c("aclrtRecordEvent", event=ext, stream=s2)
+        await c("aclrtSynchronizeStream", stream=s2)
+        await c("aclrtSynchronizeStream", stream=s)
+        np.testing.assert_allclose(await r.get(o, (8,)), np.full(8, want), rtol=1e-6)
+    await c("aclrtRecordEvent", event=ext, stream=s2)
+    await c("aclmdlRIExecute", modelRI=model, timeout=5000)
+    await c("aclmdlRIDestroy", modelRI=model)
+
+    # every aclnn operator once, a few checked against float64
+    await every_operator(r, s)
+
+    for event in (plain, legacy, ex, ext):
+        await c("aclrtDestroyEvent", event=event)
+    await c("aclrtDestroyStream", stream=s2)
+    await c("aclrtFree", devPtr=a)
+    await c("aclrtFreeHost", hostPtr=h)
+    await c("aclrtResetDevice", deviceId=0)
+    await c("aclFinalize")
+
+
+async def every_operator(r: Remote, s: int) -> None:
+    m = RNG.standard_normal((4, 3)).astype(np.float32)
+    w = RNG.standard_normal((3, 2)).astype(np.float32)
+    mp, wp = await r.put(m), await r.put(w)
+    mt, wt = tensor_at(mp, (4, 3), F32), tensor_at(wp, (3, 2), F32)
+    outs = {name: await r.put(np.zeros(shape)) for name, shape in (("mm", (4, 2)), ("sum", (4,)), ("e", (4, 3)))}
+    mm, sm, e = tensor_at(outs["mm"], (4, 2), F32), tensor_at(outs["sum"], (4,), F32), tensor_at(outs["e"], (4, 3), F32)
+    one, two = nn.aclCreateScalar(1.0, F32), nn.aclCreateScalar(2.0, F32)
+    dims = nn.aclCreateIntArray([1])
+    scratch = tensor_at(await r.put(np.zeros((4, 3))), (4, 3), F32)
+    launches: list[tuple[str, tuple[Any, ...]]] = [
+        ("Add", (mt, mt, one, e)),
+        ("Adds", (mt, two, one, e)),
+        ("Sub", (mt, mt, one, e)),
+        ("Subs", (mt, two, one, e)),
+        ("Mul", (mt, mt, e)),
+        ("Muls", (mt, two, e)),
+        ("Div", (mt, mt, e)),
+        ("InplaceCopy", (scratch, mt)),
+        ("InplaceAdd", (scratch, mt, one)),
+        ("InplaceMul", (scratch, mt)),
+        ("Relu", (mt, e)),
+        ("Gelu", (mt, e)),
+        ("Silu", (mt, e)),
+        ("Abs", (mt, e)),
+        ("Neg", (mt, e)),
+        ("Cast", (mt, F32, e)),
+        ("Mean", (mt, dims, False, F32, sm)),
+        ("Softmax", (mt, -1, e)),
+        ("ReduceSum", (mt, dims, False, F32, sm)),
+        ("Matmul", (mt, wt, mm, 0)),
+        ("Exp", (mt, e)),
+    ]
+    assert {op for op, _ in launches} == set(nn.OPS)
+    for op, args in launches:
+        await r.launch(op, s, *args)
+    await r.c("aclrtSynchronizeStream", stream=s)
+    m64 = m.astype(np.float64)
+    np.testing.assert_allclose(await r.get(outs["e"], (4, 3)), np.exp(m64), rtol=1e-6)
+    np.testing.assert_allclose(await r.get(outs["sum"], (4,)), m64.sum(1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(await r.get(outs["mm"], (4, 2)), m64 @ w.astype(np.float64), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(await r.get(scratch.data, (4, 3)), 2 * m64 * m64, rtol=1e-5, atol=1e-6)
+
+
+async def test_every_call_over_rest(http: httpx.AsyncClient) -> None:
+    caller = RestCaller(http)
+    await exercise(caller)
+    assert caller.sent == set(CALLS)
+
+
+async def test_every_call_over_the_websocket(live: LiveServer) -> None:
+    caller = await WsCaller.connect(live.ws_url)
+    try:
+        await exercise(caller)
+        assert caller.sent == set(CALLS)
+        assert caller.orphans == []
+    finally:
+        await caller.close()

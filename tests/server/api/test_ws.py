@@ -1,0 +1,132 @@
+"""The WebSocket transport: pipelining, errors of pipelined calls, threads of one connection, and the seed's
+concurrent task update driven from two connections (two processes) of one context."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+
+import proto.aclnn as nn
+from proto.constants import aclDataType
+from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID
+from tests.server.api.callers import WsCaller
+from tests.server.api.conftest import LiveServer
+from tests.server.api.test_calls import Remote
+from tests.server.npu.devicekit import tensor_at
+
+F32 = aclDataType.ACL_FLOAT
+
+
+async def setup(live: LiveServer) -> WsCaller:
+    c = await WsCaller.connect(live.ws_url)
+    await c("aclInit", configPath=None)
+    await c("aclrtSetDevice", deviceId=0)
+    return c
+
+
+async def test_pipelined_calls_answer_only_when_asked(live: LiveServer) -> None:
+    c = await setup(live)
+    try:
+        r = Remote(c)
+        x = await r.put(np.zeros(1024))
+        xt = tensor_at(x, (1024,), F32)
+        s = (await c("aclrtCreateStream"))["stream"]
+        one = nn.aclCreateScalar(1.0, F32)
+        for _ in range(500):  # x += 1, five hundred launches without waiting
+            ws, ex = nn.aclnnAddsGetWorkspaceSize(xt, one, one, xt)
+            await c.send(
+                "aclnnAdds", reply=False, workspace=0, workspaceSize=ws, executor=ex.kernel.to_wire(), stream=s
+            )
+        await c("aclrtSynchronizeStream", stream=s)
+        assert c.orphans == []  # nothing came back for the pipelined calls
+        np.testing.assert_array_equal(await r.get(x, (1024,)), np.full(1024, 500))
+    finally:
+        await c.close()
+
+
+async def test_a_failing_pipelined_call_reports_its_id_and_name(live: LiveServer) -> None:
+    c = await setup(live)
+    try:
+        a = (await c("aclrtMalloc", size=64, policy=0))["devPtr"]
+        s = (await c("aclrtCreateStream"))["stream"]
+        bad = await c.send("aclrtMemcpyAsync", reply=False, dst=a, destMax=128, src=a + 32, count=128, kind=3, stream=s)
+        malformed = await c.send("aclrtMemsetAsync", reply=False, devPtr=a, maxCount=-1, value=0, count=8, stream=s)
+        await c("aclrtSynchronizeStream", stream=s)  # ordered after both on this thread
+        errors = {m["id"]: m["error"] for m in c.orphans}
+        assert errors[bad]["code"] == ACL_ERROR_RT_PARAM_INVALID and errors[bad]["api"] == "aclrtMemcpyAsync"
+        assert "past its end" in errors[bad]["message"]
+        assert errors[malformed]["code"] == ACL_ERROR_INVALID_PARAM and "maxCount" in errors[malformed]["message"]
+        await c("aclrtMemsetAsync", devPtr=a, maxCount=64, value=7, count=64, stream=s)  # the session goes on
+        await c("aclrtSynchronizeStream", stream=s)
+        assert (await c("aclrtMemcpy", dst=None, destMax=64, src=a, count=64, kind=2))["data"] == b"\x07" * 64
+    finally:
+        await c.close()
+
+
+async def test_threads_of_one_connection_run_independently(live: LiveServer) -> None:
+    """Thread A blocks in a synchronize on a stream that waits for an event; thread B, on the same connection,
+    records the event. Per-connection FIFO would deadlock; per-thread order does not."""
+    c = await setup(live)
+    try:
+        b_set = await c.send("aclrtSetDevice", thread="B", deviceId=0)
+        await c.reply(b_set)
+        s = (await c("aclrtCreateStream"))["stream"]
+        ev = (await c("aclrtCreateEventWithFlag", flag=1))["event"]
+        await c("aclrtStreamWaitEvent", stream=s, event=ev)
+        sync = await c.send("aclrtSynchronizeStream", stream=s)  # thread "main" blocks here
+        await asyncio.sleep(0.05)
+        assert not c._waiting[sync].done()
+        record = await c.send("aclrtRecordEvent", thread="B", event=ev, stream=0)
+        await c.reply(record)
+        await c.reply(sync)
+    finally:
+        await c.close()
+
+
+async def test_seed_concurrent_update_from_a_second_connection(live: LiveServer) -> None:
+    """Connection 1 captures and replays the model; connection 2 joins the same context, as a second process
+    would, and drives the update stream and the EXTERNAL event: outputs 2.2, then 6.6, alternating."""
+    main = await setup(live)
+    updater = await WsCaller.connect(live.ws_url, context=main.hello["context"])
+    try:
+        assert updater.hello["context"] == main.hello["context"]
+        await updater("aclInit", configPath=None)
+        await updater("aclrtSetDevice", deviceId=0)
+        r = Remote(main)
+        self_d, other_d, out_d, tmp_d = [await r.put(np.zeros(8)) for _ in range(4)]
+        self_t, other_t, out_t, tmp_t = (tensor_at(p, (4, 2), F32) for p in (self_d, other_d, out_d, tmp_d))
+        hosts = [(await main("aclrtMallocHost", size=32))["hostPtr"] for _ in range(3)]
+        self_h, other_h, out_h = hosts
+        await main("vnpuHostWrite", hostPtr=self_h, data=np.zeros(8, np.float32).tobytes())
+        await main("vnpuHostWrite", hostPtr=other_h, data=np.ones(8, np.float32).tobytes())
+        s1 = (await main("aclrtCreateStream"))["stream"]
+        event = (await main("aclrtCreateEventWithFlag", flag=0x20))["event"]
+        alpha = nn.aclCreateScalar(1.1, F32)
+        await main("aclmdlRICaptureBegin", stream=s1, mode=0)
+        await main("aclrtMemcpyAsync", dst=self_d, destMax=32, src=self_h, count=32, kind=1, stream=s1)
+        await main("aclrtMemcpyAsync", dst=other_d, destMax=32, src=other_h, count=32, kind=1, stream=s1)
+        await r.launch("Add", s1, self_t, other_t, alpha, tmp_t)
+        await main("aclrtStreamWaitEvent", stream=s1, event=event)
+        await main("aclrtResetEvent", event=event, stream=s1)
+        await main("aclmdlRICaptureTaskGrpBegin", stream=s1)
+        await r.launch("Add", s1, tmp_t, other_t, alpha, out_t)
+        handle = (await main("aclmdlRICaptureTaskGrpEnd", stream=s1))["handle"]
+        await main("aclrtMemcpyAsync", dst=out_h, destMax=32, src=out_d, count=32, kind=2, stream=s1)
+        model = (await main("aclmdlRICaptureEnd", stream=s1))["modelRI"]
+        update_stream = (await updater("aclrtCreateStream"))["stream"]
+        u = Remote(updater)
+        for i in range(12):
+            value = 5.5 if i % 2 else 1.1
+            await main("aclmdlRIExecuteAsync", modelRI=model, stream=s1)
+            await updater("aclmdlRICaptureTaskUpdateBegin", stream=update_stream, handle=handle)
+            await u.launch("Add", update_stream, tmp_t, other_t, nn.aclCreateScalar(value, F32), out_t)
+            await updater("aclmdlRICaptureTaskUpdateEnd", stream=update_stream)
+            await updater("aclrtRecordEvent", event=event, stream=update_stream)
+            await updater("aclrtSynchronizeStream", stream=update_stream)
+            await main("aclrtSynchronizeStream", stream=s1)
+            out = np.frombuffer((await main("vnpuHostRead", hostPtr=out_h, count=32))["data"], np.float32)
+            np.testing.assert_allclose(out, np.full(8, 1.1 + value), rtol=1e-6)
+    finally:
+        await updater.close()
+        await main.close()
