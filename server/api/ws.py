@@ -26,6 +26,7 @@ from server.api.auth import Unauthorized, tenant_of
 from server.api.sessions import Registry, Session
 
 log = logging.getLogger("vnpu.ws")
+MAX_THREADS = 1024  # client threads per connection, each with its own bounded queue
 
 
 class Connection:
@@ -56,6 +57,10 @@ class Connection:
                 continue
             except Exception as error:
                 await self.send(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, f"not msgpack: {error}")))
+                continue
+            if request.thread not in self.threads and len(self.threads) >= MAX_THREADS:
+                too_many = f"a connection may use at most {MAX_THREADS} client threads"
+                await self.send(error_envelope(request.id, AclError(ACL_ERROR_INVALID_PARAM, too_many, request.api)))
                 continue
             await self._queue_of(request.thread).put(request)
 

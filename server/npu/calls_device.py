@@ -25,7 +25,7 @@ class DeviceCalls(Context):
     @acl_call
     async def aclFinalize(self) -> None:
         if self.init_count == 1:
-            await self.release_all()
+            await asyncio.shield(self.release_all())  # a caller that goes away must not stop it half-way
         self.init_count -= 1
 
     @acl_call
@@ -51,7 +51,7 @@ class DeviceCalls(Context):
             raise AclError(ACL_ERROR_RT_CONTEXT_NULL, f"device {device_id} was not set by aclrtSetDevice")
         self.device_refs[device_id] -= 1
         if self.device_refs[device_id] == 0:
-            await self._release_device(device_id)
+            await asyncio.shield(self._release_device(device_id))
 
     @acl_call
     def aclrtGetDevice(self) -> int:

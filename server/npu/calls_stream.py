@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from proto.constants import aclrtStreamStatus
 from server.npu.context import Context, acl_call, require
 from server.npu.stream import Stream
@@ -27,8 +29,12 @@ class StreamCalls(Context):
         require(bool(stream), "stream is NULL: the default stream cannot be destroyed")
         target = self.idle_stream(stream, "aclrtDestroyStream")
         del self.streams[target.handle]
-        await target.close()
-        target.device.streams.give()
+        await asyncio.shield(self._close(target))  # a caller that goes away must not leave it half-closed
+
+    @staticmethod
+    async def _close(stream: Stream) -> None:
+        await stream.close()
+        stream.device.streams.give()
 
     @acl_call
     async def aclrtSynchronizeStream(self, stream: int | None) -> None:
