@@ -127,7 +127,9 @@ _CALLS: tuple[Call, ...] = (
         ("kind", I32),
         ("stream", Stream),
         out=(("data", Data),),
-        doc="Queued copy; with pageable host memory the runtime makes it synchronous (the bytes come back).",
+        asynchronous=True,
+        doc="Queued copy; with pageable host memory the runtime makes it synchronous (the bytes come back), so a "
+        "client pipelines it only when its destination is not pageable.",
     ),
     call("aclrtMemset", ("devPtr", Ptr), ("maxCount", U64), ("value", I32), ("count", U64)),
     call(

@@ -1,10 +1,12 @@
 """The envelopes that carry calls over any transport (msgpack on the WebSocket, JSON over REST).
 
     request:  {"id": int, "api": "aclrtMalloc", "args": {...}, "thread": [pid, tid], "reply": bool}
-    response: {"id": int, "result": {...}}  |  {"id": int, "error": {"code", "name", "message", "api"}}
+    response: {"id": int, "result": {...}}  |  {"id": int, "error": {"code", "name", "message", "api"}, "thread": ...}
 
 `thread` identifies the calling thread of the client (the capture modes and the current device are per thread);
 `reply: false` asks for no answer unless the call fails (pipelining). Only `id`, `api` and `args` are required.
+An error echoes the request's `thread`, so the client can raise a pipelined call's error in the thread that made
+it, at its next call that waits.
 """
 
 from __future__ import annotations
@@ -55,5 +57,8 @@ def result_envelope(ident: int, result: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": ident, "result": dict(result)}
 
 
-def error_envelope(ident: int | None, error: AclError) -> dict[str, Any]:
-    return {"id": ident, "error": error.to_dict()}
+def error_envelope(ident: int | None, error: AclError, thread: Hashable | None = None) -> dict[str, Any]:
+    envelope: dict[str, Any] = {"id": ident, "error": error.to_dict()}
+    if thread is not None:
+        envelope["thread"] = list(thread) if isinstance(thread, tuple) else thread
+    return envelope

@@ -83,14 +83,14 @@ class Connection:
             except AclError as error:
                 if not error.api:
                     error.api = request.api
-                await self.send(error_envelope(request.id, error))
+                await self.send(error_envelope(request.id, error, request.thread))
             except (WebSocketDisconnect, RuntimeError):
                 return
             except Exception as error:
                 log.exception("vnpu fault in %s", request.api)
                 fault = AclError(ACL_ERROR_INTERNAL_ERROR, f"vnpu internal error: {error!r:.200}", request.api)
                 with contextlib.suppress(Exception):
-                    await self.send(error_envelope(request.id, fault))
+                    await self.send(error_envelope(request.id, fault, request.thread))
 
     async def close(self) -> None:
         for _, task in self.threads.values():

@@ -1,0 +1,140 @@
+"""The ACL C API, under its exact names, against a vnpu daemon.
+
+    from client.acl import *
+
+    aclInit(None)                                   # connects: VNPU_ENDPOINT (default http://127.0.0.1:9470)
+    aclrtSetDevice(0)
+    dev = aclrtMalloc(1024, ACL_MEM_MALLOC_HUGE_FIRST)
+    ws_size, executor = aclnnAddGetWorkspaceSize(self, other, alpha, out)
+    aclnnAdd(workspace, ws_size, executor, stream)
+    status, model = aclmdlRICaptureGetInfo(stream)
+
+The contract (the differences from C, in the manner of CuPy's runtime module):
+
+- Arguments in C order and under C's meaning; array-length arguments (`viewDimsNum`, ...) are dropped because a
+  Python sequence knows its length.
+- Out-parameters are returned instead of written through pointers: one value, or a tuple in C order when there
+  are several. Calls whose C version has none return None.
+- Errors raise `AclError` with the exact C code (`.code`, `.name`, `.api`, the message) instead of returning it;
+  `aclGetRecentErrMsg()` returns the calling thread's last error message and clears it (None if there is none).
+  The daemon being unreachable is a `TransportError`, a fault of vnpu itself a `ServerError` -- never AclError.
+- Device pointers and handles are ints; 0 or None is NULL (for a stream: the default stream). Pointer
+  arithmetic works: `dev + 64`.
+- Host memory is a `HostBuffer` (from aclrtMallocHost: pinned memory of the daemon, zero-copy on the same machine)
+  or any Python buffer -- bytes, bytearray, memoryview, numpy array -- for pageable memory, as C's plain pointers.
+- Host objects stay on the host, as in CANN: aclCreateTensor / aclCreateScalar / aclCreateIntArray and phase 1
+  (`aclnnXxxGetWorkspaceSize`) run here without a round trip and raise the real runtime's errors at once.
+- Calls that only queue work (kernel launches, async copies, event record/wait/reset, execute, task update) are
+  pipelined: sent without waiting for the daemon. An error such a call causes is raised by the next call of the
+  same thread that waits for a reply, naming the failing call (`aclrtMemcpyAsync #1234 failed: ...`).
+  VNPU_LAUNCH_BLOCKING=1 makes every call wait (exact C behaviour, for debugging). VNPU_TRANSPORT=http uses
+  plain HTTP requests instead of the WebSocket (every call waits).
+- `aclmdlRIDebugPrint` returns the text it would log; `aclmdlRIDebugJsonPrint(model, path, flags)` writes the
+  file at `path` on this machine (when given) and returns the JSON text.
+- `aclInit(config_path)` reads `{"vnpu": {"endpoint": ..., "token": ...}}` from the JSON file when given, else the
+  VNPU_ENDPOINT and VNPU_TOKEN variables; each aclInit of the process counts, and the last aclFinalize closes the
+  session. A `Session` can also be made explicitly (several daemons or contexts in one process): `use(session)`
+  makes it the one the module functions call.
+- Thread-safe: the threads of a process share the session; every call carries its thread's identity, which the
+  capture modes depend on (GLOBAL blocks unsafe calls in every thread of the context, THREAD_LOCAL only in the
+  capturing thread).
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import proto.aclnn as _aclnn
+import proto.errors as _errors
+from client.config import load
+from client.errors import ServerError as ServerError
+from client.errors import TransportError as TransportError
+from client.hostbuf import HostBuffer as HostBuffer
+from client.session import Session as Session
+from proto.calltable import CALLS
+from proto.constants import flat_constants
+from proto.errors import AclError as AclError
+
+_lock = threading.Lock()
+_current: Session | None = None
+_init_count = 0
+
+
+def use(session: Session | None) -> None:
+    """Make `session` the one the module functions call (None: none)."""
+    global _current
+    _current = session
+
+
+def current() -> Session:
+    if _current is None:
+        raise TransportError("no vnpu session: call aclInit first (or use(Session(...)))")
+    return _current
+
+
+def _function(api: str) -> Callable[..., Any]:
+    names = CALLS[api].arg_names
+
+    def function(*args: Any) -> Any:
+        return current().call(api, *args)
+
+    function.__name__ = function.__qualname__ = api
+    function.__doc__ = f"{api}({', '.join(names)}). {CALLS[api].doc}".strip()
+    function.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
+    )
+    return function
+
+
+def aclInit(config_path: str | None = None) -> None:  # noqa: N802
+    """Connect to the daemon (once per process) and initialise the ACL runtime there."""
+    global _init_count
+    with _lock:
+        if _current is None:
+            use(Session(load(config_path)))
+        _init_count += 1
+    current().call("aclInit", config_path)
+
+
+def aclFinalize() -> None:  # noqa: N802
+    """Finalise; the last aclFinalize of the process closes the session."""
+    global _init_count
+    current().call("aclFinalize")
+    with _lock:
+        _init_count -= 1
+        if _init_count == 0 and _current is not None:
+            _current.close()
+            use(None)
+
+
+def aclmdlRIDebugJsonPrint(modelRI: int, path: str | None, flags: int) -> str:  # noqa: N802, N803
+    """Write the model's chrome-trace JSON to `path` (when given) and return it."""
+    text: str = current().call("aclmdlRIDebugJsonPrint", modelRI, path, flags)
+    if path:
+        Path(path).write_text(text)
+    return text
+
+
+def aclGetRecentErrMsg() -> str | None:  # noqa: N802
+    """The calling thread's last error message, cleared by this call; None if there is none."""
+    return current().recent_error_message() if _current is not None else None
+
+
+_SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint"}
+_DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL and not api.startswith("vnpu")}
+globals().update(_DEVICE)
+_HOST = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name.startswith("acl")}
+globals().update(_HOST)
+_CONSTANTS = flat_constants()
+globals().update(_CONSTANTS)
+_ERRORS = {name: value for name, value in vars(_errors).items() if name.startswith(("ACL_", "ACLNN_"))}
+globals().update(_ERRORS)
+
+__all__ = sorted(
+    {*_DEVICE, *_HOST, *_CONSTANTS, *_ERRORS, *_SPECIAL, "aclGetRecentErrMsg"}
+    | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
+)

@@ -1,0 +1,44 @@
+"""Where the daemon is: aclInit's JSON config file (`{"vnpu": {"endpoint": ..., "token": ...}}`), else the
+VNPU_ENDPOINT (default http://127.0.0.1:9470) and VNPU_TOKEN variables; VNPU_TRANSPORT=ws|http,
+VNPU_LAUNCH_BLOCKING=1 and VNPU_HOST_MEMORY=auto|local|remote tune the session."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_ENDPOINT = "http://127.0.0.1:9470"
+
+
+@dataclass(frozen=True)
+class Config:
+    endpoint: str = DEFAULT_ENDPOINT
+    token: str | None = None
+    transport: str = "ws"  # "ws" or "http"
+    launch_blocking: bool = False  # every call waits for its reply (exact C behaviour, for debugging)
+    host_memory: str = "auto"  # "local" maps the daemon's shared memory, "remote" goes through the wire
+    context: str | None = None  # join this context instead of creating one
+
+
+def load(config_path: str | None = None) -> Config:
+    env = os.environ
+    endpoint, token = env.get("VNPU_ENDPOINT", DEFAULT_ENDPOINT), env.get("VNPU_TOKEN") or None
+    if config_path:
+        data = json.loads(Path(config_path).read_text()).get("vnpu", {})
+        endpoint, token = data.get("endpoint", endpoint), data.get("token", token)
+    transport = env.get("VNPU_TRANSPORT", "ws").lower()
+    if transport not in ("ws", "http"):
+        raise ValueError(f"VNPU_TRANSPORT must be ws or http, not {transport!r}")
+    host_memory = env.get("VNPU_HOST_MEMORY", "auto").lower()
+    if host_memory not in ("auto", "local", "remote"):
+        raise ValueError(f"VNPU_HOST_MEMORY must be auto, local or remote, not {host_memory!r}")
+    return Config(
+        endpoint=endpoint.rstrip("/"),
+        token=token,
+        transport=transport,
+        launch_blocking=env.get("VNPU_LAUNCH_BLOCKING", "0") not in ("", "0"),
+        host_memory=host_memory,
+        context=env.get("VNPU_CONTEXT") or None,
+    )

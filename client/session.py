@@ -1,0 +1,174 @@
+"""A blocking session with one daemon context, over the WebSocket (default) or HTTP.
+
+The threads of a process share one session; each call carries its thread's identity. Calls that only queue work
+are pipelined over the WebSocket (sent without waiting); an error they cause is raised by the same thread's
+next call that waits. Over HTTP every call waits. `aclInit` makes a session current for the module functions of
+`client.acl`; `Session(...)` can also be used directly, for several daemons or contexts in one process.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import msgpack
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from websockets.sync.client import ClientConnection, connect
+
+from client.config import Config
+from client.core import Outgoing, Protocol, prepare, thread_identity
+from client.errors import TransportError
+from client.hostbuf import HostBuffer
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class Session:
+    def __init__(self, config: Config | None = None) -> None:
+        self.config = config or Config()
+        self.protocol = Protocol()
+        self._waiting: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self._lock = threading.Lock()
+        self._broken: str | None = None
+        self._ws: ClientConnection | None = None
+        self._http: httpx.Client | None = None
+        headers = {"Authorization": f"Bearer {self.config.token}"} if self.config.token else {}
+        if self.config.transport == "ws":
+            self._open_ws(headers)
+        else:
+            self._open_http(headers)
+
+    # -- transports ------------------------------------------------------------------------------------------
+
+    def _open_ws(self, headers: dict[str, str]) -> None:
+        url = self.config.endpoint.replace("http", "ws", 1) + "/v1/ws"
+        if self.config.context:
+            url += f"?context={self.config.context}"
+        try:
+            self._ws = connect(url, additional_headers=headers, max_size=None, compression=None, open_timeout=10)
+            hello = msgpack.unpackb(self._ws.recv(timeout=10))["hello"]
+        except (OSError, InvalidHandshake, TimeoutError, ConnectionClosed) as error:
+            raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {_reason(error)}") from None
+        self.context_id, self.session_id = hello["context"], hello["session"]
+        threading.Thread(target=self._read_forever, name="vnpu-reader", daemon=True).start()
+
+    def _open_http(self, headers: dict[str, str]) -> None:
+        self._http = httpx.Client(base_url=self.config.endpoint, headers=headers, timeout=None)
+        try:
+            body = {"context": self.config.context} if self.config.context else {}
+            response = self._http.post("/v1/sessions", json=body)
+        except httpx.HTTPError as error:
+            raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {error}") from None
+        if response.status_code != 200:
+            raise TransportError(f"the daemon refused the session: {response.status_code} {response.text[:200]}")
+        self.context_id, self.session_id = response.json()["context"], response.json()["session"]
+        self._http.headers["x-vnpu-session"] = self.session_id
+
+    def _read_forever(self) -> None:
+        assert self._ws is not None
+        try:
+            for frame in self._ws:
+                message = msgpack.unpackb(frame)
+                with self._lock:
+                    slot = self._waiting.pop(message.get("id"), None)
+                if slot is not None:
+                    slot[1].append(message)
+                    slot[0].set()
+                elif "error" in message:
+                    self.protocol.pipelined_error(message)
+        except ConnectionClosed as closed:
+            self._broken = f"the connection to the daemon closed ({closed.rcvd or 'no close frame'})"
+        except Exception as error:
+            self._broken = f"the connection to the daemon broke: {error!r}"
+        self._broken = self._broken or "the connection to the daemon closed"
+        with self._lock:
+            for event, _ in self._waiting.values():
+                event.set()
+            self._waiting.clear()
+
+    # -- calls -------------------------------------------------------------------------------------------------
+
+    def call(self, api: str, *values: Any) -> Any:
+        """Call the ACL function `api` with its C arguments; returns its out-parameters (see `client.acl`)."""
+        out = prepare(api, values, self.config.launch_blocking)
+        reply = self._exchange(out)
+        result = self.protocol.settle(reply, out.finish) if out.wait else None
+        return self._adapt(api, values, result)
+
+    def _exchange(self, out: Outgoing) -> dict[str, Any] | None:
+        if self._http is not None:
+            return self._post(out)
+        if self._broken:
+            raise TransportError(self._broken)
+        envelope = self.protocol.envelope(out)
+        slot: tuple[threading.Event, list[dict[str, Any]]] | None = None
+        if out.wait:
+            slot = (threading.Event(), [])
+            with self._lock:
+                self._waiting[envelope["id"]] = slot
+        assert self._ws is not None
+        try:
+            self._ws.send(msgpack.packb(envelope, use_bin_type=True))
+        except (ConnectionClosed, OSError) as error:
+            raise TransportError(f"cannot send to the daemon: {_reason(error)}") from None
+        if slot is None:
+            return None
+        slot[0].wait()
+        if not slot[1]:
+            raise TransportError(self._broken or "no reply from the daemon")
+        return slot[1][0]
+
+    def _post(self, out: Outgoing) -> dict[str, Any]:
+        assert self._http is not None
+        body = out.call.request.model_validate(out.args).model_dump(mode="json")
+        headers = {"x-vnpu-thread": "-".join(map(str, thread_identity()))}
+        try:
+            response = self._http.post(f"/v1/call/{out.call.name}", json=body, headers=headers)
+        except httpx.HTTPError as error:
+            raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {error}") from None
+        payload: dict[str, Any] = response.json()
+        if "error" in payload:
+            return payload
+        if "data" in payload and isinstance(payload["data"], str):
+            payload["data"] = out.call.result.model_validate_json(response.content).data  # type: ignore[attr-defined]
+        return {"result": payload}
+
+    def _adapt(self, api: str, values: tuple[Any, ...], result: Any) -> Any:
+        """aclrtMallocHost returns a HostBuffer; aclrtFreeHost drops its local mapping."""
+        if api == "aclrtMallocHost":
+            return self._host_buffer(result, values[0])
+        if api == "aclrtFreeHost" and isinstance(values[0], HostBuffer):
+            values[0].release()
+        return result
+
+    def _host_buffer(self, ptr: int, size: int) -> HostBuffer:
+        segment = None
+        if self.config.host_memory == "local" or (
+            self.config.host_memory == "auto" and urlsplit(self.config.endpoint).hostname in LOOPBACK
+        ):
+            name, _ = self.call("vnpuHostInfo", ptr)
+            segment = name if (HostBuffer.shm_path(name)).exists() else None
+        return HostBuffer(
+            ptr,
+            size,
+            lambda p, n: self.call("vnpuHostRead", p, n),
+            lambda p, data: self.call("vnpuHostWrite", p, data),
+            segment,
+        )
+
+    def recent_error_message(self) -> str | None:
+        return self.protocol.recent_message()
+
+    def close(self) -> None:
+        if self._ws is not None:
+            self._ws.close()
+        if self._http is not None:
+            self._http.close()
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, InvalidStatus):
+        return f"HTTP {error.response.status_code} (a token may be missing or wrong)"
+    return str(error) or type(error).__name__
