@@ -127,14 +127,12 @@ def aclGetRecentErrMsg() -> str | None:  # noqa: N802
 _SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint"}
 _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL and not api.startswith("vnpu")}
 globals().update(_DEVICE)
-_HOST = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name.startswith("acl")}
-globals().update(_HOST)
-_CONSTANTS = flat_constants()
-globals().update(_CONSTANTS)
-_ERRORS = {name: value for name, value in vars(_errors).items() if name.startswith(("ACL_", "ACLNN_"))}
-globals().update(_ERRORS)
+HOST_FUNCTIONS = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name.startswith("acl")}
+globals().update(HOST_FUNCTIONS)
+CONSTANTS = flat_constants() | {n: v for n, v in vars(_errors).items() if n.startswith(("ACL_", "ACLNN_"))}
+globals().update(CONSTANTS)
 
 __all__ = sorted(
-    {*_DEVICE, *_HOST, *_CONSTANTS, *_ERRORS, *_SPECIAL, "aclGetRecentErrMsg"}
+    {*_DEVICE, *HOST_FUNCTIONS, *CONSTANTS, *_SPECIAL, "aclGetRecentErrMsg"}
     | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
 )

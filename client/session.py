@@ -8,6 +8,7 @@ next call that waits. Over HTTP every call waits. `aclInit` makes a session curr
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +35,7 @@ class Session:
         self._broken: str | None = None
         self._ws: ClientConnection | None = None
         self._http: httpx.Client | None = None
+        self._resources = contextlib.ExitStack()  # the connection, closed by close()
         headers = {"Authorization": f"Bearer {self.config.token}"} if self.config.token else {}
         if self.config.transport == "ws":
             self._open_ws(headers)
@@ -47,7 +49,8 @@ class Session:
         if self.config.context:
             url += f"?context={self.config.context}"
         try:
-            self._ws = connect(url, additional_headers=headers, max_size=None, compression=None, open_timeout=10)
+            opening = connect(url, additional_headers=headers, max_size=None, compression=None, open_timeout=10)
+            self._ws = self._resources.enter_context(opening)
             hello = msgpack.unpackb(self._ws.recv(timeout=10))["hello"]
         except (OSError, InvalidHandshake, TimeoutError, ConnectionClosed) as error:
             raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {_reason(error)}") from None
@@ -162,8 +165,7 @@ class Session:
         return self.protocol.recent_message()
 
     def close(self) -> None:
-        if self._ws is not None:
-            self._ws.close()
+        self._resources.close()
         if self._http is not None:
             self._http.close()
 

@@ -23,6 +23,7 @@ from proto.envelope import Request, error_envelope, parse_request, result_envelo
 from proto.errors import ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_INVALID_PARAM, AclError
 from server.api import dispatch
 from server.api.auth import Unauthorized, tenant_of
+from server.api.errors import error_response
 from server.api.sessions import Registry, Session
 
 log = logging.getLogger("vnpu.ws")
@@ -100,6 +101,20 @@ class Connection:
                 await task
 
 
+async def refuse(websocket: WebSocket, error: Unauthorized | AclError) -> None:
+    """Answer the handshake as REST would (401 + WWW-Authenticate, or 404, with the JSON error body) when the
+    server can send an HTTP response to a WebSocket request; else close with 4401/4404 and the reason."""
+    unauthorized = isinstance(error, Unauthorized)
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        acl = AclError(ACL_ERROR_INVALID_PARAM, str(error)) if unauthorized else error
+        response = error_response(401 if unauthorized else 404, acl)  # type: ignore[arg-type]
+        if unauthorized:
+            response.headers["WWW-Authenticate"] = "Bearer"
+        await websocket.send_denial_response(response)
+    else:
+        await websocket.close(code=4401 if unauthorized else 4404, reason=str(error)[:120])
+
+
 def install(app: FastAPI) -> None:
     @app.websocket("/v1/ws")
     async def websocket_endpoint(websocket: WebSocket) -> None:
@@ -109,7 +124,7 @@ def install(app: FastAPI) -> None:
             tenant = tenant_of(websocket, settings.tokens)
             session = registry.open(tenant, "ws", websocket.query_params.get("context"))
         except (Unauthorized, AclError) as error:
-            await websocket.close(code=4401 if isinstance(error, Unauthorized) else 4404, reason=str(error)[:120])
+            await refuse(websocket, error)
             return
         await websocket.accept()
         connection = Connection(websocket, session, settings.max_pending)

@@ -60,12 +60,13 @@ class AclnnCalls(Context):
                 ptrs.append(tensor.byte_range()[0])
         self.issue(target, KernelTask(api, kernel, workspace, workspace_size, self.pins(*ptrs)))
 
-    @staticmethod
-    def _check_memory(device: Device, name: str, ptr: int, nbytes: int) -> None:
+    def _check_memory(self, device: Device, name: str, ptr: int, nbytes: int) -> None:
         if nbytes == 0:
             return
         try:
-            device.arena.region(ptr, nbytes)
+            if ptr not in device.arena:
+                raise MemoryFault(f"{ptr:#x} is not device memory of device {device.index}")
+            self.region(ptr, nbytes)
         except MemoryFault as fault:
             raise AclError(
                 ACLNN_ERR_PARAM_INVALID, f"{name} is not inside live memory of device {device.index}: {fault}"

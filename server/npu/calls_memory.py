@@ -20,7 +20,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu.allocator import OutOfSpace
-from server.npu.arena import MemoryFault
+from server.npu.arena import Allocation, MemoryFault
 from server.npu.context import Context, acl_call, require
 from server.npu.tasks import MemcpyTask, MemsetTask
 
@@ -56,11 +56,18 @@ class MemoryCalls(Context):
         assert dev_ptr is not None
         device = self.allocations.get(dev_ptr)
         if device is None:
-            owner = self.machine.device_of(dev_ptr)
-            why = owner.arena.explain_not_start(dev_ptr) if owner else "it is not a device pointer of this context"
+            owner = self.machine.owner(dev_ptr)
+            if isinstance(owner, Allocation) and owner.ptr in self.allocations:
+                why = f"it is not the start of an allocation: it is {owner.describe(dev_ptr)}"
+            elif dev_ptr in self.freed:
+                why = "it was already freed (double free)"
+            else:
+                why = self.explain(dev_ptr)
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free {dev_ptr:#x}: {why}")
-        self.memory_used -= device.arena.free(dev_ptr).size
+        size = device.arena.free(dev_ptr).size
+        self.memory_used -= size
         del self.allocations[dev_ptr]
+        self.forget(dev_ptr, size)
 
     @acl_call
     def aclrtMallocHost(self, size: int) -> int:
@@ -196,7 +203,7 @@ class MemoryCalls(Context):
             require(bool(ptr), f"{arg} is NULL")
             assert ptr is not None
             try:
-                return self.machine.region(ptr, nbytes)
+                return self.region(ptr, nbytes)
             except MemoryFault as fault:
                 raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{arg}: {fault}") from None
         try:

@@ -12,6 +12,8 @@ import inspect
 from collections.abc import Callable, Hashable
 from typing import Any, ParamSpec, TypeVar
 
+import numpy as np
+
 from proto.constants import aclmdlRICaptureMode
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
@@ -26,10 +28,12 @@ from proto.errors import (
     AclError,
 )
 from server.npu import capture_modes
+from server.npu.arena import Allocation, MemoryFault
 from server.npu.caller import caller_thread
 from server.npu.capture import Capture
 from server.npu.device import Device, Machine
 from server.npu.event import Event
+from server.npu.hostmem import HostBuffer
 from server.npu.model import ModelRI, ModelState, TaskGroup, Update
 from server.npu.stream import Stream, Task
 
@@ -96,6 +100,7 @@ class Context:
         self.events: dict[int, Event] = {}
         self.allocations: dict[int, Device] = {}  # device pointer -> its device
         self.host_buffers: set[int] = set()
+        self.freed: dict[int, int] = {}  # pointers this context freed lately -> size, to explain their reuse
         self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
         self.models: dict[int, ModelRI] = {}
         self.groups: dict[int, TaskGroup] = {}
@@ -161,6 +166,31 @@ class Context:
         if event is None:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not an event of this context")
         return event
+
+    def region(self, ptr: int, nbytes: int) -> np.ndarray:
+        """A view of [ptr, ptr + nbytes) in memory this context allocated (device or pinned host); MemoryFault
+        otherwise. Another context's memory is treated exactly like memory that was never allocated."""
+        owner = self.machine.owner(ptr)
+        mine = owner is not None and (
+            (isinstance(owner, Allocation) and owner.ptr in self.allocations)
+            or (isinstance(owner, HostBuffer) and owner.ptr in self.host_buffers)
+        )
+        if not mine:
+            raise MemoryFault(self.explain(ptr))
+        return self.machine.region(ptr, nbytes)
+
+    def explain(self, ptr: int) -> str:
+        """Why `ptr` is not usable, from what this context alone knows."""
+        for start, size in self.freed.items():
+            if start <= ptr < start + max(size, 1):
+                return f"{ptr:#x} lies in the {size}-byte block at {start:#x}, which was freed"
+        return f"{ptr:#x} is not in memory allocated by this context (aclrtMalloc or aclrtMallocHost)"
+
+    def forget(self, ptr: int, size: int) -> None:
+        """Remember that this context freed [ptr, ptr + size), to explain a later use (bounded)."""
+        if len(self.freed) >= 4096:
+            self.freed.pop(next(iter(self.freed)))
+        self.freed[ptr] = size
 
     def pins(self, *ptrs: int) -> tuple[tuple[int, object], ...]:
         """What the pointers point into now, for a task to check when it runs (see `tasks`)."""

@@ -1,0 +1,230 @@
+"""`client.acl` for asyncio programs: the same functions, under the same names, as coroutines.
+
+    from client import aio
+    await aio.aclInit(None)
+    dev = await aio.aclrtMalloc(1024, 0)
+
+Both modules are generated from the one call table and share the I/O-free core (`client.core`): argument
+conversion, pipelining, result shaping and error rules are the same. All coroutines of one event loop are one
+client thread for the daemon. Host objects (aclCreateTensor, phase 1, ...) are plain functions, as in
+`client.acl`. A remote HostBuffer (another machine, or VNPU_HOST_MEMORY=remote) cannot do blocking I/O inside a
+loop: use `await host_write(buf, data)` / `await host_read(buf)` with it; a local one works directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import msgpack
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+from client.acl import CONSTANTS, HOST_FUNCTIONS
+from client.config import Config, load
+from client.core import Outgoing, Protocol, prepare, thread_identity
+from client.errors import TransportError as TransportError
+from client.hostbuf import HostBuffer as HostBuffer
+from client.session import LOOPBACK
+from proto.calltable import CALLS
+from proto.errors import AclError as AclError
+
+
+class AsyncSession:
+    """One daemon context, for one event loop."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.protocol = Protocol()
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._ws: ClientConnection | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._broken: str | None = None
+        self.context_id = self.session_id = ""
+
+    @classmethod
+    async def connect(cls, config: Config | None = None) -> AsyncSession:
+        session = cls(config or Config())
+        headers = {"Authorization": f"Bearer {session.config.token}"} if session.config.token else {}
+        try:
+            if session.config.transport == "ws":
+                await session._open_ws(headers)
+            else:
+                await session._open_http(headers)
+        except (OSError, InvalidHandshake, TimeoutError, httpx.HTTPError) as error:
+            raise TransportError(f"cannot reach the vnpu daemon at {session.config.endpoint}: {error}") from None
+        return session
+
+    async def _open_ws(self, headers: dict[str, str]) -> None:
+        url = self.config.endpoint.replace("http", "ws", 1) + "/v1/ws"
+        if self.config.context:
+            url += f"?context={self.config.context}"
+        self._ws = await connect(url, additional_headers=headers, max_size=None, compression=None, open_timeout=10)
+        hello = msgpack.unpackb(await self._ws.recv())["hello"]
+        self.context_id, self.session_id = hello["context"], hello["session"]
+        self._reader = asyncio.get_running_loop().create_task(self._read_forever())
+
+    async def _open_http(self, headers: dict[str, str]) -> None:
+        self._http = httpx.AsyncClient(base_url=self.config.endpoint, headers=headers, timeout=None)
+        body = {"context": self.config.context} if self.config.context else {}
+        response = await self._http.post("/v1/sessions", json=body)
+        if response.status_code != 200:
+            raise TransportError(f"the daemon refused the session: {response.status_code} {response.text[:200]}")
+        self.context_id, self.session_id = response.json()["context"], response.json()["session"]
+        self._http.headers["x-vnpu-session"] = self.session_id
+
+    async def _read_forever(self) -> None:
+        assert self._ws is not None
+        try:
+            async for frame in self._ws:
+                message = msgpack.unpackb(frame)
+                future = self._waiting.pop(message.get("id"), None)
+                if future is not None and not future.done():
+                    future.set_result(message)
+                elif "error" in message:
+                    self.protocol.pipelined_error(message)
+        except ConnectionClosed:
+            pass
+        self._broken = "the connection to the daemon closed"
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(TransportError(self._broken))
+
+    async def call(self, api: str, *values: Any) -> Any:
+        out = prepare(api, values, self.config.launch_blocking)
+        reply = await self._exchange(out)
+        result = self.protocol.settle(reply, out.finish) if out.wait else None
+        if api == "aclrtMallocHost":
+            return await self._host_buffer(result, values[0])
+        if api == "aclrtFreeHost" and isinstance(values[0], HostBuffer):
+            values[0].release()
+        return result
+
+    async def _exchange(self, out: Outgoing) -> dict[str, Any] | None:
+        if self._http is not None:
+            body = out.call.request.model_validate(out.args).model_dump(mode="json")
+            thread = "-".join(map(str, thread_identity()))
+            response = await self._http.post(f"/v1/call/{out.call.name}", json=body, headers={"x-vnpu-thread": thread})
+            payload: dict[str, Any] = response.json()
+            if "error" in payload:
+                return payload
+            return {"result": out.call.result.model_validate_json(response.content).model_dump()}
+        if self._broken:
+            raise TransportError(self._broken)
+        envelope = self.protocol.envelope(out)
+        future = None
+        if out.wait:
+            future = asyncio.get_running_loop().create_future()
+            self._waiting[envelope["id"]] = future
+        assert self._ws is not None
+        try:
+            await self._ws.send(msgpack.packb(envelope, use_bin_type=True))
+        except ConnectionClosed as error:
+            raise TransportError(f"cannot send to the daemon: {error}") from None
+        return await future if future is not None else None
+
+    async def _host_buffer(self, ptr: Any, size: int) -> HostBuffer:
+        segment = None
+        if self.config.host_memory == "local" or (
+            self.config.host_memory == "auto" and urlsplit(self.config.endpoint).hostname in LOOPBACK
+        ):
+            name, _ = await self.call("vnpuHostInfo", ptr)
+            segment = name if HostBuffer.shm_path(name).exists() else None
+        return HostBuffer(ptr, size, _blocking_io, _blocking_io, segment)
+
+    async def close(self) -> None:
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            self._reader.cancel()
+        if self._http is not None:
+            await self._http.aclose()
+
+
+def _blocking_io(*args: Any) -> Any:
+    raise TypeError("a remote HostBuffer in client.aio: use `await host_write(buf, data)` / `await host_read(buf)`")
+
+
+_current: AsyncSession | None = None
+_init_count = 0
+
+
+def use(session: AsyncSession | None) -> None:
+    global _current
+    _current = session
+
+
+def current() -> AsyncSession:
+    if _current is None:
+        raise TransportError("no vnpu session: await aclInit first (or use(await AsyncSession.connect(...)))")
+    return _current
+
+
+def _coroutine(api: str) -> Callable[..., Awaitable[Any]]:
+    async def function(*args: Any) -> Any:
+        return await current().call(api, *args)
+
+    function.__name__ = function.__qualname__ = api
+    function.__doc__ = f"{api}({', '.join(CALLS[api].arg_names)}), a coroutine. {CALLS[api].doc}".strip()
+    function.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in CALLS[api].arg_names]
+    )
+    return function
+
+
+async def aclInit(config_path: str | None = None) -> None:  # noqa: N802
+    global _init_count
+    if _current is None:
+        use(await AsyncSession.connect(load(config_path)))
+    _init_count += 1
+    await current().call("aclInit", config_path)
+
+
+async def aclFinalize() -> None:  # noqa: N802
+    global _init_count
+    await current().call("aclFinalize")
+    _init_count -= 1
+    if _init_count == 0 and _current is not None:
+        await _current.close()
+        use(None)
+
+
+async def host_write(buf: HostBuffer, data: Any, offset: int = 0) -> None:
+    """HostBuffer.write for client.aio (local: in place; remote: over the wire)."""
+    if buf.local:
+        buf.write(data, offset)
+    else:
+        await current().call("vnpuHostWrite", buf.ptr + offset, bytes(memoryview(data).cast("B")))
+
+
+async def host_read(buf: HostBuffer, count: int | None = None, offset: int = 0) -> bytes:
+    if buf.local:
+        return buf.read(count, offset)
+    data: bytes = await current().call("vnpuHostRead", buf.ptr + offset, buf.size - offset if count is None else count)
+    return data
+
+
+async def aclmdlRIDebugJsonPrint(modelRI: int, path: str | None, flags: int) -> str:  # noqa: N802, N803
+    """Write the model's chrome-trace JSON to `path` (when given) and return it."""
+    text: str = await current().call("aclmdlRIDebugJsonPrint", modelRI, path, flags)
+    if path:
+        Path(path).write_text(text)
+    return text
+
+
+_SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint"}
+_COROUTINES = {api: _coroutine(api) for api in CALLS if api not in _SPECIAL and not api.startswith("vnpu")}
+globals().update(_COROUTINES)
+globals().update(HOST_FUNCTIONS)
+globals().update(CONSTANTS)
+
+__all__ = sorted(
+    {*_COROUTINES, *HOST_FUNCTIONS, *CONSTANTS, *_SPECIAL}
+    | {"AclError", "AsyncSession", "HostBuffer", "TransportError", "current", "use", "host_read", "host_write"}
+)
