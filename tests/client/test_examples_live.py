@@ -1,0 +1,187 @@
+"""The client examples end to end: a real `python -m server.cli serve` process on a free 127.0.0.1 port, and every
+examples/*.py that talks to a daemon run as a user runs it (`VNPU_ENDPOINT=... python examples/NAME.py`), each
+checking its own results against float64. The seed's example must print exactly what the C program prints, over
+both transports and with the daemon's host memory mapped here (auto) or reached through the wire (remote)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+RUN_TIMEOUT_S = 60
+
+# what the C program of the seed prints (ACL_LOG adds "\n" to a format that already ends in "\n")
+SEED_OUTPUT = (
+    "[INFO] execute model, loop: 0\n"
+    f"[INFO] {' '.join(['2.200000'] * 8)}\n\n"
+    "[INFO] execute model, loop: 1\n"
+    "[INFO] update alpha value of aclnnAdd\n"
+    f"[INFO] {' '.join(['6.600000'] * 8)}\n\n"
+)
+
+# the lines each example must print, in this order (other lines may come between them)
+KEY_LINES: dict[str, list[str]] = {
+    "task_update_concurrent.py": SEED_OUTPUT.splitlines(),
+    "task_update_then_execute.py": [
+        line
+        for i, value in enumerate(["5.5", "1.1", "2.0", "5.5", "1.1"])
+        for line in (
+            f"[INFO] update alpha value of aclnnAdd to {value}",
+            f"[INFO] execute model, loop: {i}",
+            f"[INFO] loop {i} matches float64",
+        )
+    ],
+    "split_models.py": [
+        line
+        for i, value in enumerate(["1.1", "5.5", "1.1", "5.5"])
+        for line in (
+            f"[INFO] execute model 1, loop: {i}",
+            f"[INFO] launch aclnnAdd with alpha {value}",
+            f"[INFO] execute model 2, loop: {i}",
+            f"[INFO] loop {i} matches float64",
+        )
+    ],
+    "cross_stream_capture.py": ["[INFO] stream2 capture status: 1"]
+    + [
+        line
+        for i in range(4)
+        for line in (f"[INFO] execute model, loop: {i}", f"[INFO] loop {i} equals eager execution and matches float64")
+    ],
+    "update_from_another_process.py": [
+        line
+        for i, (value, result) in enumerate([("1.1", "2.2"), ("5.5", "6.6"), ("1.1", "2.2"), ("5.5", "6.6")])
+        for line in (
+            f"execute model, loop: {i}",
+            f"update alpha value of aclnnAdd to {value}",
+            " ".join([f"{result}00000"] * 8),
+            f"loop {i} matches float64",
+        )
+    ]
+    + ["stopped"],
+}
+
+
+def daemon_examples() -> list[str]:
+    """The examples that talk to a daemon (through client.acl); eager_add.py drives the device in-process."""
+    return sorted(p.name for p in EXAMPLES.glob("*.py") if "client.acl" in p.read_text())
+
+
+@dataclass
+class Daemon:
+    proc: subprocess.Popen[bytes]
+    url: str
+    err: Path
+
+    def check_alive(self) -> None:
+        if self.proc.poll() is not None:
+            pytest.fail(f"the daemon exited with {self.proc.returncode}:\n{self.err.read_text()[-3000:]}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def daemon_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """`python -m server.cli serve` on a free port; /healthz answers before the tests start; SIGTERM at the end."""
+    port = free_port()
+    logs = tmp_path_factory.mktemp("daemon")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VNPU_")}
+    args = [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--memory", "64MiB"]
+    args += ["--log-level", "warning"]
+    with (logs / "out.txt").open("wb") as out, (logs / "err.txt").open("wb") as err:
+        proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=err)
+    daemon = Daemon(proc, f"http://127.0.0.1:{port}", logs / "err.txt")
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            daemon.check_alive()
+            try:
+                if httpx.get(f"{daemon.url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"the daemon did not answer /healthz within 20 s:\n{daemon.err.read_text()[-3000:]}")
+            time.sleep(0.05)
+        yield daemon
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+            pytest.fail("the daemon did not stop within 20 s of SIGTERM")
+
+
+def run_example(daemon: Daemon, script: str, **variables: str) -> subprocess.CompletedProcess[str]:
+    daemon.check_alive()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VNPU_")}
+    env.update(PYTHONPATH=str(ROOT), VNPU_ENDPOINT=daemon.url, **variables)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / script)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    assert done.returncode == 0, f"{script} exited with {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def assert_lines_in_order(stdout: str, expected: list[str]) -> None:
+    """Each expected line is contained in a line of `stdout`, in this order."""
+    lines = iter(stdout.splitlines())
+    for want in expected:
+        if not any(want in line for line in lines):
+            pytest.fail(f"missing (in order): {want!r}\n--- stdout ---\n{stdout}")
+
+
+def test_every_daemon_example_is_checked() -> None:
+    assert set(daemon_examples()) == set(KEY_LINES)
+    assert "eager_add.py" not in daemon_examples()
+
+
+@pytest.mark.parametrize("host_memory", ["auto", "remote"])
+@pytest.mark.parametrize("transport", ["ws", "http"])
+def test_seed_example_prints_the_c_output(daemon_process: Daemon, transport: str, host_memory: str) -> None:
+    done = run_example(
+        daemon_process, "task_update_concurrent.py", VNPU_TRANSPORT=transport, VNPU_HOST_MEMORY=host_memory
+    )
+    assert done.stdout == SEED_OUTPUT, done.stdout + done.stderr
+
+
+def test_seed_example_with_launch_blocking(daemon_process: Daemon) -> None:
+    """Every call waits: the empty update's 507000 comes from aclmdlRICaptureTaskUpdateEnd itself, as in C."""
+    done = run_example(daemon_process, "task_update_concurrent.py", VNPU_LAUNCH_BLOCKING="1")
+    assert done.stdout == SEED_OUTPUT, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("script", [s for s in daemon_examples() if s != "task_update_concurrent.py"])
+def test_example(daemon_process: Daemon, script: str) -> None:
+    done = run_example(daemon_process, script)
+    assert_lines_in_order(done.stdout, KEY_LINES[script])
+
+
+@pytest.mark.parametrize("script", [s for s in daemon_examples() if s != "task_update_concurrent.py"])
+def test_example_remote_over_http(daemon_process: Daemon, script: str) -> None:
+    """The same output when every call waits and host memory goes through the wire."""
+    done = run_example(daemon_process, script, VNPU_TRANSPORT="http", VNPU_HOST_MEMORY="remote")
+    assert_lines_in_order(done.stdout, KEY_LINES[script])
