@@ -36,7 +36,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         registry = Registry(machine, settings)
         app.state.machine, app.state.registry = machine, registry
-        reaper = asyncio.get_running_loop().create_task(registry.reap_forever())
+        # idle REST sessions end at most a quarter of `session_idle` late (and are looked for at least every 5 s)
+        period = min(5.0, max(0.05, settings.session_idle / 4))
+        reaper = asyncio.get_running_loop().create_task(registry.reap_forever(period))
         try:
             yield
         finally:
@@ -55,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
-    errors.install(app)
+    errors.install(app, settings.tokens)
     rest.install(app)
     ws.install(app)
     views.install(app)

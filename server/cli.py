@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
+import signal
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -42,6 +44,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def format_size(size: int) -> str:
+    """Bytes for people: 8 GiB, 64 MiB, 1.5 KiB, 1000 bytes."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift:
+            return f"{size / (1 << shift):.4g} {unit}"
+    return f"{size} bytes"
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -66,10 +80,14 @@ def serve(args: argparse.Namespace) -> int:
         log.info("no token is set: listening on loopback only")
     print(
         f"vnpu {package_version()} listening on http://{settings.host}:{settings.port} -- "
-        f"{settings.devices} device(s) of {settings.memory / (1 << 30):g} GiB, "
+        f"{settings.devices} device(s) of {format_size(settings.memory)}, "
         f"{'token required' if settings.tokens else 'no token'}",
         flush=True,
     )
+    # SIGTERM is how a service manager (systemd, docker stop) stops the daemon: uvicorn shuts down gracefully on it,
+    # then raises it again for the previous handler; with the default one the process would die by the signal
+    # (exit status 143) after a clean shutdown. This handler makes that a plain exit 0 (before uvicorn starts too).
+    signal.signal(signal.SIGTERM, _exit_cleanly)
     uvicorn.run(
         create_app(settings),
         host=settings.host,
@@ -77,7 +95,7 @@ def serve(args: argparse.Namespace) -> int:
         log_level=settings.log_level,
         ws_max_size=settings.max_message,
         ws_per_message_deflate=False,  # compression costs 25x on binary data (measured); keep it off
-        timeout_graceful_shutdown=int(settings.shutdown_deadline),
+        timeout_graceful_shutdown=math.ceil(settings.shutdown_deadline),  # uvicorn takes whole seconds
     )
     return 0
 

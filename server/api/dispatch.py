@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from proto.aclnn import KernelDesc
 from proto.calltable import CALLS, Call
-from proto.errors import ACL_ERROR_API_NOT_SUPPORT, AclError
+from proto.errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_PARAM, AclError
 from server.api.errors import MalformedCall
 from server.api.sessions import Session
 from server.npu.caller import calling_thread
@@ -43,8 +43,9 @@ def validate(call: Call, args: Mapping[str, Any] | bytes) -> list[Any]:
     return [getattr(request, name) for name in call.arg_names]
 
 
-async def invoke(session: Session, call: Call, values: list[Any], thread: Hashable) -> dict[str, Any]:
-    """Run `call` on the session's runtime as `thread`; the result model's fields, as plain values."""
+async def invoke(session: Session, call: Call, values: list[Any], thread: Hashable, max_bytes: int) -> dict[str, Any]:
+    """Run `call` on the session's runtime as `thread`; the result model's fields, as plain values. `max_bytes`
+    bounds the bytes a reply may carry (the transport's message limit)."""
     names = call.arg_names
     host_out: bytearray | None = None
     if "executor" in names:
@@ -52,7 +53,7 @@ async def invoke(session: Session, call: Call, values: list[Any], thread: Hashab
         if values[i] is not None:
             values[i] = KernelDesc.from_wire(values[i])
     if "dst" in names and values[names.index("dst")] is None:
-        host_out = bytearray(values[names.index("count")])
+        host_out = _reply_buffer(values[names.index("count")], values[names.index("destMax")], max_bytes)
         values[names.index("dst")] = host_out
     runtime = session.runtime
     with calling_thread(session.thread(thread)):
@@ -60,6 +61,19 @@ async def invoke(session: Session, call: Call, values: list[Any], thread: Hashab
         if inspect.isawaitable(returned):
             returned = await returned
     return _result(call, returned, host_out)
+
+
+def _reply_buffer(count: int, dest_max: int, max_bytes: int) -> bytearray:
+    """The buffer that stands for the caller's pageable destination, checked before a byte is allocated."""
+    if count > dest_max:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"count {count} is larger than destMax {dest_max}")
+    if count > max_bytes:
+        raise AclError(
+            ACL_ERROR_INVALID_PARAM,
+            f"count {count} is over the daemon's limit of {max_bytes} bytes per reply: copy in parts, or into "
+            "aclrtMallocHost memory",
+        )
+    return bytearray(count)
 
 
 def _result(call: Call, returned: Any, host_out: bytearray | None) -> dict[str, Any]:

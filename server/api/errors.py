@@ -1,18 +1,20 @@
 """How errors leave the daemon over HTTP: one JSON body, `{"error": {code, name, message, api}}`, for all.
 
-Caller errors get 4xx (an ACL error 400, a malformed request 422, an unknown function 404, a missing token 401,
-a body too large 413); a vnpu fault gets 500 with ACL_ERROR_INTERNAL_ERROR. The codes inside are the exact ACL
-codes, so the client rebuilds the same AclError.
+Caller errors get 4xx (an ACL error 400, a malformed request 422, an unknown function or resource 404, a missing
+token 401, a body too large 413); a vnpu fault gets 500 with ACL_ERROR_INTERNAL_ERROR, a call cut off by a
+shutdown 503. The codes inside are the exact ACL codes, so the client rebuilds the same AclError.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from proto.errors import (
     ACL_ERROR_API_NOT_SUPPORT,
@@ -20,7 +22,7 @@ from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     AclError,
 )
-from server.api.auth import Unauthorized
+from server.api.auth import RequireToken, Unauthorized, unauthorized_response
 
 log = logging.getLogger("vnpu.api")
 
@@ -36,19 +38,54 @@ class MalformedCall(AclError):
         super().__init__(ACL_ERROR_INVALID_PARAM, message, api)
 
 
+class NotFound(AclError):
+    """A resource view (a device, a model) that does not exist -- or is another tenant's, which looks the same: 404."""
+
+
 def error_response(status: int, error: AclError) -> JSONResponse:
     return JSONResponse({"error": error.to_dict()}, status_code=status)
 
 
 def status_of(error: AclError) -> int:
-    if error.code == ACL_ERROR_API_NOT_SUPPORT:
+    if error.code == ACL_ERROR_API_NOT_SUPPORT or isinstance(error, NotFound):
         return 404
     if isinstance(error, MalformedCall):
         return 422
     return 400
 
 
-def install(app: FastAPI) -> None:
+class AnswerCutOffCalls:
+    """ASGI middleware: a REST call still running when the graceful part of a shutdown ends (a synchronize on a
+    stream that waits forever) is cancelled by the server; its client then gets a 503 with the JSON error body
+    instead of the server's bare text 500. The cancellation goes on."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except asyncio.CancelledError:
+            if not started:
+                cut = AclError(ACL_ERROR_INTERNAL_ERROR, "the daemon is shutting down: the call was cut off")
+                await error_response(503, cut)(scope, receive, send)
+            raise
+
+
+def install(app: FastAPI, tokens: dict[str, str]) -> None:
+    app.add_middleware(AnswerCutOffCalls)
+    app.add_middleware(RequireToken, tokens=tokens)
+
     @app.exception_handler(AclError)
     async def acl_error(request: Request, error: AclError) -> JSONResponse:
         return error_response(status_of(error), error)
@@ -60,9 +97,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Unauthorized)
     async def unauthorized(request: Request, error: Unauthorized) -> JSONResponse:
-        response = error_response(401, AclError(ACL_ERROR_INVALID_PARAM, str(error)))
-        response.headers["WWW-Authenticate"] = "Bearer"
-        return response
+        return unauthorized_response(error)
 
     @app.exception_handler(TooLarge)
     async def too_large(request: Request, error: TooLarge) -> JSONResponse:

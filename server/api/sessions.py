@@ -80,7 +80,9 @@ class Registry:
         """The REST session `session_id` of this tenant, or the tenant's default REST session."""
         if session_id:
             session = self.sessions.get(session_id)
-            if session is None or session.context.tenant != tenant:
+            # a WebSocket's session is its connection's alone: a REST call or DELETE naming it would end it (and
+            # reclaim its context) under the connection's feet, so to REST it does not exist
+            if session is None or session.context.tenant != tenant or session.kind != "rest":
                 raise AclError(ACL_ERROR_INVALID_PARAM, f"no session {session_id!r}: it never existed or has ended")
         else:
             session = self._default_rest.get(tenant) or self.open(tenant, "rest")

@@ -9,8 +9,9 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 
-from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INVALID_DEVICEID, AclError
+from proto.errors import ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_PARAM_INVALID
 from server.api.auth import tenant_of
+from server.api.errors import NotFound
 from server.api.sessions import ContextEntry, Registry
 from server.npu import Machine
 from server.npu.caller import calling_thread
@@ -50,7 +51,7 @@ def install(app: FastAPI) -> None:
     async def device(request: Request, device_id: int) -> dict[str, Any]:
         machine, _, contexts = _state(request)
         if not 0 <= device_id < len(machine.devices):
-            raise AclError(ACL_ERROR_RT_INVALID_DEVICEID, f"device {device_id} does not exist")
+            raise NotFound(ACL_ERROR_RT_INVALID_DEVICEID, f"device {device_id} does not exist")
         dev = machine.devices[device_id]
         view = _device_summary(dev)
         view["contexts"] = [
@@ -101,7 +102,7 @@ def install(app: FastAPI) -> None:
                     ],
                     "debug": "\n".join(_debug_lines(c, model_id)),
                 }
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"no model {model_id:#x} in your contexts")
+        raise NotFound(ACL_ERROR_RT_PARAM_INVALID, f"no model {model_id:#x} in your contexts")
 
     app.include_router(router)
 

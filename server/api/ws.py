@@ -31,8 +31,9 @@ MAX_THREADS = 1024  # client threads per connection, each with its own bounded q
 
 
 class Connection:
-    def __init__(self, websocket: WebSocket, session: Session, max_pending: int) -> None:
+    def __init__(self, websocket: WebSocket, session: Session, max_pending: int, max_bytes: int) -> None:
         self.websocket = websocket
+        self.max_bytes = max_bytes
         self.session = session
         self.max_pending = max_pending
         self.threads: dict[Hashable, tuple[asyncio.Queue[Request], asyncio.Task[None]]] = {}
@@ -52,12 +53,16 @@ class Connection:
                 await self.send(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, "send binary msgpack frames")))
                 continue
             try:
-                request = parse_request(msgpack.unpackb(data, raw=False, strict_map_key=False))
-            except AclError as error:
-                await self.send(error_envelope(None, error))
-                continue
+                message = msgpack.unpackb(data, raw=False, strict_map_key=False)
             except Exception as error:
                 await self.send(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, f"not msgpack: {error}")))
+                continue
+            try:
+                request = parse_request(message)
+            except AclError as error:  # answer with the request's id when it could be read
+                ident = message.get("id") if isinstance(message, dict) else None
+                readable = isinstance(ident, int) and not isinstance(ident, bool)
+                await self.send(error_envelope(ident if readable else None, error))
                 continue
             if request.thread not in self.threads and len(self.threads) >= MAX_THREADS:
                 too_many = f"a connection may use at most {MAX_THREADS} client threads"
@@ -78,7 +83,8 @@ class Connection:
             request = await queue.get()
             try:
                 call = dispatch.lookup(request.api)
-                result = await dispatch.invoke(self.session, call, dispatch.validate(call, request.args), thread)
+                values = dispatch.validate(call, request.args)
+                result = await dispatch.invoke(self.session, call, values, thread, self.max_bytes)
                 if request.reply:
                     await self.send(result_envelope(request.id, result))
             except AclError as error:
@@ -127,7 +133,7 @@ def install(app: FastAPI) -> None:
             await refuse(websocket, error)
             return
         await websocket.accept()
-        connection = Connection(websocket, session, settings.max_pending)
+        connection = Connection(websocket, session, settings.max_pending, settings.max_message)
         try:
             hello = {"session": session.id, "context": session.context.id, "tenant": tenant}
             await connection.send({"hello": hello})

@@ -75,7 +75,7 @@ class MemoryCalls(Context):
         self.charge_memory(size)
         try:
             ptr = self.machine.host.malloc(size).ptr
-        except OSError as error:
+        except (OSError, OverflowError) as error:
             self.memory_used -= size
             raise AclError(
                 ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes of host memory: {error}"
