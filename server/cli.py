@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -27,6 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"vnpu {package_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("version", help="print the vnpu version")
+    commands.add_parser(
+        "demo",
+        help="run the seed's concurrent task-update example against a daemon started for the purpose",
+    )
     serve = commands.add_parser(
         "serve",
         help="run the daemon",
@@ -100,6 +105,48 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def demo(args: argparse.Namespace) -> int:
+    """Start a daemon in this process on a free port, run the seed's concurrent task-update example against it
+    through the client (a separate process, as a user runs it), print its output, and stop the daemon."""
+    import socket
+    import subprocess
+    import threading
+    import time
+    from pathlib import Path
+
+    import uvicorn
+
+    from server.api.settings import Settings
+    from server.app import create_app
+
+    script = Path(__file__).resolve().parent.parent / "examples" / "task_update_concurrent.py"
+    if not script.exists():
+        print(f"vnpu demo needs the source tree: {script} is missing", file=sys.stderr)
+        return 2
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = Settings(port=port, memory=256 << 20, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, name="vnpu-daemon", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if not server.started:
+        print("vnpu demo: the daemon did not start", file=sys.stderr)
+        return 1
+    print(f"vnpu demo: daemon on http://127.0.0.1:{port}; running {script.name} through the client", flush=True)
+    env = dict(os.environ, VNPU_ENDPOINT=f"http://127.0.0.1:{port}")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(script.parent.parent), env.get("PYTHONPATH")]))
+    try:
+        done = subprocess.run([sys.executable, str(script)], env=env, timeout=120, check=False)
+    finally:
+        server.should_exit = True
+        thread.join(30)
+    return done.returncode
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -108,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "serve":
         return serve(args)
+    if args.command == "demo":
+        return demo(args)
     parser.print_help()
     return 0
 

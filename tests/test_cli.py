@@ -19,3 +19,18 @@ def test_help_runs_as_a_process() -> None:
         [sys.executable, "-m", "server.cli", "--help"], capture_output=True, text=True, timeout=60, check=True
     )
     assert "usage: vnpu" in done.stdout and "version" in done.stdout
+
+
+def test_demo_runs_the_seed_example_against_its_own_daemon() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "server.cli", "demo"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("[INFO]")]
+    assert lines == [
+        "[INFO] execute model, loop: 0",
+        "[INFO] " + " ".join(["2.200000"] * 8),
+        "[INFO] execute model, loop: 1",
+        "[INFO] update alpha value of aclnnAdd",
+        "[INFO] " + " ".join(["6.600000"] * 8),
+    ]
