@@ -34,7 +34,8 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
 - `aclInit(config_path)` reads `{"vnpu": {"endpoint": ..., "token": ...}}` from the JSON file when given, else the
   VNPU_ENDPOINT and VNPU_TOKEN variables; each aclInit of the process counts, and the last aclFinalize closes the
   session. A `Session` can also be made explicitly (several daemons or contexts in one process): `use(session)`
-  makes it the one the module functions call.
+  makes it the one the module functions call. VNPU_DEVICES=0=ws://a:9470/0,1=ws://b:9470/0 spreads the program's
+  devices over several daemons (`client.routing`): aclrtSetDevice(1) reaches the second one.
 - Thread-safe: the threads of a process share the session; every call carries its thread's identity, which the
   capture modes depend on (GLOBAL blocks unsafe calls in every thread of the context, THREAD_LOCAL only in the
   capturing thread).
@@ -54,23 +55,24 @@ from client.config import load
 from client.errors import ServerError as ServerError
 from client.errors import TransportError as TransportError
 from client.hostbuf import HostBuffer as HostBuffer
+from client.routing import Router, parse_devices
 from client.session import Session as Session
 from proto.calltable import CALLS
 from proto.constants import flat_constants
 from proto.errors import AclError as AclError
 
 _lock = threading.Lock()
-_current: Session | None = None
+_current: Session | Router | None = None
 _init_count = 0
 
 
-def use(session: Session | None) -> None:
+def use(session: Session | Router | None) -> None:
     """Make `session` the one the module functions call (None: none)."""
     global _current
     _current = session
 
 
-def current() -> Session:
+def current() -> Session | Router:
     if _current is None:
         raise TransportError("no vnpu session: call aclInit first (or use(Session(...)))")
     return _current
@@ -95,7 +97,8 @@ def aclInit(config_path: str | None = None) -> None:  # noqa: N802
     global _init_count
     with _lock:
         if _current is None:
-            use(Session(load(config_path)))
+            config = load(config_path)
+            use(Router(parse_devices(config.devices), config) if config.devices else Session(config))
         _init_count += 1
     current().call("aclInit", config_path)
 

@@ -136,7 +136,7 @@ class AsyncSession:
         ):
             name, _ = await self.call("vnpuHostInfo", ptr)
             segment = name if HostBuffer.shm_path(name).exists() else None
-        return HostBuffer(ptr, size, _blocking_io, _blocking_io, segment)
+        return HostBuffer(ptr, size, _blocking_io, _blocking_io, segment, owner=self)
 
     async def close(self) -> None:
         if self._ws is not None:

@@ -1,6 +1,7 @@
 """Where the daemon is: aclInit's JSON config file (`{"vnpu": {"endpoint": ..., "token": ...}}`), else the
 VNPU_ENDPOINT (default http://127.0.0.1:9470) and VNPU_TOKEN variables; VNPU_TRANSPORT=ws|http,
-VNPU_LAUNCH_BLOCKING=1 and VNPU_HOST_MEMORY=auto|local|remote tune the session."""
+VNPU_LAUNCH_BLOCKING=1 and VNPU_HOST_MEMORY=auto|local|remote tune the session; VNPU_DEVICES maps device ids to
+several daemons (see client.routing)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class Config:
     launch_blocking: bool = False  # every call waits for its reply (exact C behaviour, for debugging)
     host_memory: str = "auto"  # "local" maps the daemon's shared memory, "remote" goes through the wire
     context: str | None = None  # join this context instead of creating one
+    devices: str | None = None  # VNPU_DEVICES: device ids mapped to several daemons (client.routing)
 
 
 def load(config_path: str | None = None) -> Config:
@@ -41,4 +43,5 @@ def load(config_path: str | None = None) -> Config:
         launch_blocking=env.get("VNPU_LAUNCH_BLOCKING", "0") not in ("", "0"),
         host_memory=host_memory,
         context=env.get("VNPU_CONTEXT") or None,
+        devices=env.get("VNPU_DEVICES") or None,
     )

@@ -29,8 +29,10 @@ class HostBuffer:
         remote_read: Callable[[int, int], bytes],
         remote_write: Callable[[int, bytes], None],
         segment: str | None = None,
+        owner: object | None = None,
     ) -> None:
         self.ptr, self.size = ptr, size
+        self.owner = owner  # the session (daemon) whose memory this is
         self._read, self._write = remote_read, remote_write
         self._map: mmap.mmap | None = None
         self._array: np.ndarray | None = None

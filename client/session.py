@@ -159,6 +159,7 @@ class Session:
             lambda p, n: self.call("vnpuHostRead", p, n),
             lambda p, data: self.call("vnpuHostWrite", p, data),
             segment,
+            owner=self,
         )
 
     def recent_error_message(self) -> str | None:

@@ -36,15 +36,18 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="run the daemon",
         description="Run the vnpu daemon. Every option can also be set by a VNPU_<OPTION> environment variable "
-        "(e.g. VNPU_PORT=9470, VNPU_MEMORY=8GiB, VNPU_TOKEN=...); an option given here wins.",
+        "(e.g. VNPU_PORT=9470, VNPU_MEMORY=8GiB, VNPU_TOKEN=...; the device count is VNPU_DEVICE_COUNT); an "
+        "option given here wins.",
     )
     serve.add_argument("--host", help="address to bind (default 127.0.0.1; without a token, only loopback is safe)")
     serve.add_argument("--port", type=int, help="TCP port (default 9470)")
-    serve.add_argument("--devices", type=int, help="number of virtual NPUs (default 1)")
+    serve.add_argument("--devices", type=int, help="number of virtual NPUs (default 1; env VNPU_DEVICE_COUNT)")
     serve.add_argument("--memory", help="device memory per NPU, e.g. 8GiB (default 8GiB)")
     serve.add_argument("--max-models", type=int, help="aclmdlRI models per device (default 1024)")
     serve.add_argument("--token", help="require this bearer token (tenant 'default')")
     serve.add_argument("--tokens-file", help="a file of 'tenant token' lines, one tenant per token")
+    serve.add_argument("--ssl-certfile", help="serve HTTPS/WSS with this certificate (PEM); env VNPU_SSL_CERTFILE")
+    serve.add_argument("--ssl-keyfile", help="the certificate's private key (PEM); env VNPU_SSL_KEYFILE")
     serve.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"], help="default info")
     return parser
 
@@ -76,6 +79,8 @@ def serve(args: argparse.Namespace) -> int:
         token=args.token,
         tokens_file=args.tokens_file,
         log_level=args.log_level,
+        ssl_certfile=args.ssl_certfile,
+        ssl_keyfile=args.ssl_keyfile,
     )
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     log = logging.getLogger("vnpu")
@@ -84,7 +89,8 @@ def serve(args: argparse.Namespace) -> int:
     elif not settings.tokens:
         log.info("no token is set: listening on loopback only")
     print(
-        f"vnpu {package_version()} listening on http://{settings.host}:{settings.port} -- "
+        f"vnpu {package_version()} listening on {'https' if settings.ssl_certfile else 'http'}://"
+        f"{settings.host}:{settings.port} -- "
         f"{settings.devices} device(s) of {format_size(settings.memory)}, "
         f"{'token required' if settings.tokens else 'no token'}",
         flush=True,
@@ -101,6 +107,8 @@ def serve(args: argparse.Namespace) -> int:
         ws_max_size=settings.max_message,
         ws_per_message_deflate=False,  # compression costs 25x on binary data (measured); keep it off
         timeout_graceful_shutdown=math.ceil(settings.shutdown_deadline),  # uvicorn takes whole seconds
+        ssl_certfile=settings.ssl_certfile,
+        ssl_keyfile=settings.ssl_keyfile,
     )
     return 0
 

@@ -23,7 +23,7 @@ def parse_size(text: str | int) -> int:
 
 @dataclass
 class Settings:
-    """Every setting has a VNPU_<NAME> environment variable (e.g. VNPU_PORT, VNPU_MEMORY=8GiB)."""
+    """Every setting has an environment variable (`env_name`: VNPU_PORT, VNPU_MEMORY=8GiB, VNPU_DEVICE_COUNT...)."""
 
     host: str = "127.0.0.1"
     port: int = 9470
@@ -35,6 +35,8 @@ class Settings:
     token: str | None = None  # one tenant, "default"
     tokens_file: str | None = None  # "tenant token" per line
     log_level: str = "info"
+    ssl_certfile: str | None = None  # HTTPS/WSS (or put a TLS reverse proxy in front)
+    ssl_keyfile: str | None = None
     max_body: int = 256 << 20  # REST request body
     max_message: int = 256 << 20  # WebSocket message
     context_memory: int | None = None  # device + pinned bytes per context
@@ -64,11 +66,17 @@ class Settings:
         for f in fields(cls):
             if f.name == "tokens":
                 continue
-            raw = env.get(f"VNPU_{f.name.upper()}")
+            raw = env.get(env_name(f.name))
             if raw is not None:
                 values[f.name] = _convert(f.name, raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+def env_name(setting: str) -> str:
+    """The environment variable of a setting: VNPU_<NAME>, except that the device count is VNPU_DEVICE_COUNT
+    (VNPU_DEVICES is the client's map of device ids to daemons)."""
+    return "VNPU_DEVICE_COUNT" if setting == "devices" else f"VNPU_{setting.upper()}"
 
 
 def _convert(name: str, raw: str) -> object:

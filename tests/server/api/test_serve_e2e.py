@@ -155,10 +155,10 @@ def test_token_is_required_and_sigint_stops_cleanly(tmp_path: Path) -> None:
 
 def test_settings_come_from_vnpu_variables_and_options_win(tmp_path: Path) -> None:
     port = free_port()
-    env = {"VNPU_PORT": str(port), "VNPU_MEMORY": "32MiB", "VNPU_DEVICES": "2", "VNPU_TOKEN": "from-env"}
+    env = {"VNPU_PORT": str(port), "VNPU_MEMORY": "32MiB", "VNPU_DEVICE_COUNT": "2", "VNPU_TOKEN": "from-env"}
     with daemon(tmp_path, "--memory", "16MiB", "--token", "from-cli", env=env, port=port) as d:
         assert f"127.0.0.1:{port}" in d.stdout()  # VNPU_PORT
-        assert "2 device(s) of 16 MiB" in d.stdout()  # VNPU_DEVICES, and --memory over VNPU_MEMORY
+        assert "2 device(s) of 16 MiB" in d.stdout()  # VNPU_DEVICE_COUNT, and --memory over VNPU_MEMORY
         assert httpx.get(f"{d.url}/v1/devices", headers={"Authorization": "Bearer from-env"}).status_code == 401
         devices = httpx.get(f"{d.url}/v1/devices", headers={"Authorization": "Bearer from-cli"}).json()
         assert [x["memory"]["total"] for x in devices] == [16 * MiB, 16 * MiB]
