@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -131,3 +132,34 @@ def test_the_entry_command_serves_and_passes_the_healthcheck() -> None:
         output = process.communicate(timeout=30)[0].decode()
     assert process.returncode == 0, output
     assert f"listening on http://127.0.0.1:{port}" in output
+
+
+def test_serve_speaks_tls_with_the_ssl_options(tmp_path: Path) -> None:
+    """TLS without a reverse proxy: `vnpu serve --ssl-certfile --ssl-keyfile` (a self-signed certificate here)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--memory", "16MiB",
+         "--ssl-certfile", str(cert), "--ssl-keyfile", str(key)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline, answer = time.monotonic() + 30, None
+        while answer is None and time.monotonic() < deadline:
+            try:
+                trust = ssl.create_default_context(cafile=str(cert))
+                answer = httpx.get(f"https://127.0.0.1:{port}/healthz", verify=trust, timeout=1)
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        assert answer is not None and answer.status_code == 200
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)  # plain HTTP is not served
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=30)[0].decode()
+    assert f"listening on https://127.0.0.1:{port}" in output
