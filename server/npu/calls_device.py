@@ -39,7 +39,9 @@ class DeviceCalls(Context):
         device = self.machine.devices[device_id]
         if device_id not in self.device_refs:
             device.streams.take()
-            self.default_streams[device_id] = Stream(self.machine.new_handle(), device, self.machine, default=True)
+            self.default_streams[device_id] = Stream(
+                self.machine.new_handle(), device, self.machine, default=True, owner=self
+            )
             self.device_refs[device_id] = 0
         self.device_refs[device_id] += 1
         self.current[caller_thread()] = device_id

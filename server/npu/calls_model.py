@@ -18,14 +18,16 @@ from server.npu.context import acl_call, require
 from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelExecuteTask, ModelRI, ModelState
 from server.npu.stream import Task
 from server.npu.tasks import KernelTask, RecordTask, ResetTask, WaitTask
+from server.npu.trace import Where
 
 
 class _HostLane:
     """Where aclmdlRIExecute replays a model: on no stream, for a waiting host thread."""
 
-    def __init__(self, rt: ModelCalls) -> None:
+    def __init__(self, rt: ModelCalls, device: int) -> None:
         self.machine = rt.machine
         self.closing: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.where = Where(device, "aclmdlRIExecute", None, rt)
 
     def __str__(self) -> str:
         return "aclmdlRIExecute"
@@ -46,7 +48,7 @@ class ModelCalls(CaptureCalls):
         require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
         target = self._model(model)
         self._runnable(target, self.device().index)
-        replay = asyncio.ensure_future(target.replay(_HostLane(self)))
+        replay = asyncio.ensure_future(target.replay(_HostLane(self, target.device.index)))
         done, _ = await asyncio.wait({replay}, timeout=None if timeout == -1 else timeout / 1000)
         if not done:  # the replay goes on; the model stays consistent
             raise AclError(ACL_ERROR_RT_MODEL_EXECUTE, f"{target} did not finish within {timeout} ms")

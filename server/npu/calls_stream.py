@@ -59,6 +59,6 @@ class StreamCalls(Context):
         device = self.device()
         self.check_handles()
         device.streams.take()
-        stream = Stream(self.machine.new_handle(), device, self.machine, flags)
+        stream = Stream(self.machine.new_handle(), device, self.machine, flags, owner=self)
         self.streams[stream.handle] = stream
         return stream.handle

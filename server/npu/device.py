@@ -16,6 +16,7 @@ from proto.errors import (
 )
 from server.npu.arena import Arena, MemoryFault
 from server.npu.hostmem import HostMemory
+from server.npu.trace import Tracer
 
 DEVICE_BASE = 0x12C0_0000_0000  # device pointers look like the real runtime's
 DEVICE_STRIDE = 0x0100_0000_0000  # 1 TiB of address space per device
@@ -75,10 +76,12 @@ class Machine:
         max_models: int = 1024,
         offload_bytes: int = OFFLOAD_BYTES,
         kernel_threads: int | None = None,
+        trace_capacity: int = 100_000,
     ) -> None:
         self.devices = [Device(i, memory_bytes, max_streams, max_events, max_models) for i in range(devices)]
         self.host = HostMemory()
         self.offload_bytes = offload_bytes
+        self.tracer = Tracer(trace_capacity)
         self.pool = ThreadPoolExecutor(kernel_threads or os.cpu_count() or 2, thread_name_prefix="vnpu-kernel")
         self._handles = count(0x1000)
 

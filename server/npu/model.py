@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from proto.errors import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT, AclError
 from server.npu.tasks import KernelTask
+from server.npu.trace import Where, traced
 
 if TYPE_CHECKING:
     from server.npu.device import Device, Machine
@@ -89,7 +90,7 @@ class GroupTask:
 
     async def run(self, lane: Lane) -> None:
         for kernel in self.group.kernels:  # the tuple is taken once: an update mid-replay cannot mix
-            await kernel.run(lane)
+            await traced(lane.machine.tracer, kernel, lane, lane.where, self.group.handle)
 
 
 @dataclass(eq=False)
@@ -138,6 +139,7 @@ class ReplayLane:
         self.closing = on.closing
         self.marks = marks
         self._name = f"stream #{index} of model {model.handle:#x} (replayed on {on})"
+        self.where = Where(model.device.index, f"model {model.handle:#x} stream #{index}", model.handle, on.where.owner)
 
     def __str__(self) -> str:
         return self._name
@@ -184,7 +186,7 @@ class ModelRI:
     async def _replay_lane(self, lane: ReplayLane, model_lane: ModelLane, failures: list[AclError]) -> None:
         for index, task in enumerate(model_lane.tasks):
             try:
-                await task.run(lane)
+                await traced(lane.machine.tracer, task, lane, lane.where)
             except AclError as error:
                 failures.append(
                     AclError(error.code, f"{self}, task #{index} of {lane} ({task.describe()}): {error.message}")

@@ -10,6 +10,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
 from proto.errors import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, AclError
+from server.npu.trace import Where, traced
 
 if TYPE_CHECKING:
     from server.npu.device import Device, Machine
@@ -22,6 +23,7 @@ class Lane(Protocol):
 
     machine: Machine
     closing: asyncio.Future[None]  # done when the lane is torn down: waits give up
+    where: Where  # for the trace
 
 
 class Task(Protocol):
@@ -39,7 +41,9 @@ class Stream:
     """aclrtStream. Tasks run in issue order; a failed task leaves a sticky error that the next synchronize
     raises (and clears), while the tasks after it still run, so one bad launch loses nothing else."""
 
-    def __init__(self, handle: int, device: Device, machine: Machine, flags: int = 0, default: bool = False):
+    def __init__(
+        self, handle: int, device: Device, machine: Machine, flags: int = 0, default: bool = False, owner: object = None
+    ):
         self.handle = handle
         self.device = device
         self.machine = machine
@@ -54,6 +58,7 @@ class Stream:
         self._reached: list[tuple[int, int, asyncio.Future[None]]] = []  # heap of (seq, tiebreak, future)
         loop = asyncio.get_running_loop()
         self.closing: asyncio.Future[None] = loop.create_future()
+        self.where = Where(device.index, repr(self), None, owner)
         self._worker = loop.create_task(self._run(), name=f"vnpu-stream-{handle:#x}")
 
     def __repr__(self) -> str:
@@ -117,7 +122,7 @@ class Stream:
                 await self._wake.wait()
             task = self.running = self._tasks.popleft()
             try:
-                await task.run(self)
+                await traced(self.machine.tracer, task, self, self.where)
             except AclError as error:
                 self._fail(task, error)
             except Exception as error:  # a vnpu bug must not kill the stream

@@ -1,0 +1,123 @@
+"""The device's trace: what ran when, where, for how long -- in a bounded ring buffer, exported as Chrome trace.
+
+Every task a stream or a model replay runs becomes one event: its kind, its description (the C call and the op),
+the device and the lane (a stream, or one stream of a model replayed on a stream), the model and task group it
+belongs to, start and end on the monotonic clock (`time.perf_counter`), and its error if it failed. An event wait's
+duration is how long it blocked; an update's event marks when it was applied. With capacity 0 tracing is off and
+costs one attribute test per task.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from proto.errors import AclError
+
+KINDS = {
+    "KernelTask": "kernel",
+    "MemcpyTask": "memcpy",
+    "MemsetTask": "memset",
+    "RecordTask": "record",
+    "WaitTask": "wait",
+    "ResetTask": "reset",
+    "CaptureRecord": "record",
+    "CaptureWait": "wait",
+    "GroupTask": "group",
+    "UpdateApplyTask": "update",
+    "ModelExecuteTask": "model",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where a task runs: the device, the lane's name, the model being replayed (if any) and the lane's owner
+    (the context that issued the work, so that a tenant sees only its own events)."""
+
+    device: int
+    lane: str
+    model: int | None
+    owner: object
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEvent:
+    kind: str
+    name: str
+    where: Where
+    start: float
+    end: float
+    group: int | None
+    error: str | None
+
+
+class Tracer:
+    def __init__(self, capacity: int = 100_000) -> None:
+        self.capacity = capacity
+        self._events: deque[TraceEvent] = deque(maxlen=max(capacity, 1))
+        self.enabled = capacity > 0
+        self.epoch = time.perf_counter()
+
+    @staticmethod
+    def clock() -> float:
+        return time.perf_counter()
+
+    def task(self, task: Any, where: Where, start: float, group: int | None = None, error: str | None = None) -> None:
+        """Record `task`, which ran from `start` until now."""
+        kind = KINDS.get(type(task).__name__, type(task).__name__.lower())
+        self._events.append(TraceEvent(kind, task.describe(), where, start, time.perf_counter(), group, error))
+
+    def events(self, since: float = 0.0, owners: set[int] | None = None) -> list[TraceEvent]:
+        """Events that ended after `since` (trace-clock seconds), of the given owners (ids) or of all."""
+        return [e for e in list(self._events) if e.end > since and (owners is None or id(e.where.owner) in owners)]
+
+
+async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int | None = None) -> None:
+    """Run `task` on `lane`, recording it when tracing is on; an AclError is recorded and passed on."""
+    if not tracer.enabled:
+        await task.run(lane)
+        return
+    start = tracer.clock()
+    try:
+        await task.run(lane)
+    except AclError as error:
+        tracer.task(task, where, start, group, f"{error.name}: {error.message}")
+        raise
+    tracer.task(task, where, start, group)
+
+
+def chrome(events: list[TraceEvent], epoch: float) -> list[dict[str, Any]]:
+    """Chrome trace events (Perfetto, chrome://tracing): one complete ("X") event per task, in microseconds, one
+    process per device and one thread per lane, named by metadata events."""
+    out: list[dict[str, Any]] = []
+    named: set[tuple[int, str]] = set()
+    for e in events:
+        pid, tid = e.where.device, e.where.lane
+        if (pid, "") not in named:
+            named.add((pid, ""))
+            out.append({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": f"device {pid}"}})
+        if (pid, tid) not in named:
+            named.add((pid, tid))
+            out.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": tid}})
+        args: dict[str, Any] = {}
+        if e.where.model is not None:
+            args["Model Id"] = e.where.model
+        if e.group is not None:
+            args["Task Group"] = e.group
+        if e.error is not None:
+            args["Error"] = e.error
+        out.append(
+            {
+                "name": e.name,
+                "cat": e.kind,
+                "ph": "X",
+                "ts": round((e.start - epoch) * 1e6, 3),
+                "dur": round((e.end - e.start) * 1e6, 3),
+                "pid": pid,
+                "tid": tid,
+                "args": args,
+            }
+        )
+    return out
