@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
-from server.api import errors, rest, views, ws
+from server.api import echo, errors, metrics, observe, rest, views, ws
+from server.api.metrics import Metrics
 from server.api.sessions import Registry
 from server.api.settings import Settings
 from server.cli import package_version
@@ -33,9 +34,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_streams=settings.max_streams,
             max_events=settings.max_events,
             max_models=settings.max_models,
+            trace_capacity=settings.trace_capacity,
         )
-        registry = Registry(machine, settings)
-        app.state.machine, app.state.registry = machine, registry
+        meter = Metrics()
+        registry = Registry(machine, settings, meter)
+        meter.watch(registry)
+        app.state.machine, app.state.registry, app.state.metrics = machine, registry, meter
         # idle REST sessions end at most a quarter of `session_idle` late (and are looked for at least every 5 s)
         period = min(5.0, max(0.05, settings.session_idle / 4))
         reaper = asyncio.get_running_loop().create_task(registry.reap_forever(period))
@@ -61,4 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     rest.install(app)
     ws.install(app)
     views.install(app)
+    observe.install(app)
+    metrics.install(app)
+    echo.install(app)  # the benchmarks' floor: a bare WebSocket echo (server/api/echo.py)
     return app

@@ -2,7 +2,7 @@
 /docs) needs `Authorization: Bearer <token>` (or, for a WebSocket or a browser, `?token=`); each token names a
 tenant. Compared in constant time.
 
-The routes find their tenant with `tenant_of`; `RequireToken` also refuses, before routing, any /v1 request
+The routes find their tenant with `tenant_of`; `RequireToken` also refuses, before routing, any /v1 or /metrics request
 without a valid token -- so a route that forgets to ask, and even a path that does not exist, answers 401 rather
 than telling an anonymous caller anything.
 """
@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
 
 DEFAULT_TENANT = "default"
+PROTECTED = ("/v1/", "/metrics")  # with tokens, refused before routing without one
 
 
 class Unauthorized(Exception):
@@ -51,7 +52,7 @@ class RequireToken:
         self.app, self.tokens = app, tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.tokens and scope["type"] == "http" and scope["path"].startswith("/v1/"):
+        if self.tokens and scope["type"] == "http" and scope["path"].startswith(PROTECTED):
             try:
                 tenant_of(HTTPConnection(scope), self.tokens)
             except Unauthorized as error:

@@ -10,6 +10,7 @@ in a buffer whose bytes come back as the result's `data`.
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Hashable, Mapping
 from enum import IntEnum
 from typing import Any
@@ -22,6 +23,22 @@ from proto.errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_PARAM, Acl
 from server.api.errors import MalformedCall
 from server.api.sessions import Session
 from server.npu.caller import calling_thread
+
+
+async def call(
+    session: Session, api: str, args: Mapping[str, Any] | bytes, thread: Hashable, max_bytes: int
+) -> dict[str, Any]:
+    """Look up, validate and invoke one call, counting it (by C name and result code) in the metrics."""
+    start = time.perf_counter()
+    code = 0
+    try:
+        found = lookup(api)
+        return await invoke(session, found, validate(found, args), thread, max_bytes)
+    except AclError as error:
+        code = error.code
+        raise
+    finally:
+        session.metrics.call(api if api in CALLS else "unknown", code, time.perf_counter() - start)
 
 
 def lookup(api: str) -> Call:

@@ -49,9 +49,8 @@ async def body_of(request: Request) -> bytes:
 
 async def run(request: Request, call: Call, args: dict[str, Any] | bytes) -> dict[str, Any]:
     session = session_of(request)
-    values = dispatch.validate(call, args)
     limit: int = request.app.state.settings.max_body
-    return await dispatch.invoke(session, call, values, request.headers.get("x-vnpu-thread", "main"), limit)
+    return await dispatch.call(session, call.name, args, request.headers.get("x-vnpu-thread", "main"), limit)
 
 
 def _route(call: Call) -> Any:

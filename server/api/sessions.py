@@ -18,6 +18,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
+from server.api.metrics import Metrics
 from server.api.settings import Settings
 from server.npu import Machine, Runtime
 
@@ -38,6 +39,7 @@ class Session:
     id: str
     context: ContextEntry
     kind: str  # "ws" or "rest"
+    metrics: Metrics
     last_seen: float = field(default_factory=time.monotonic)
 
     @property
@@ -50,9 +52,10 @@ class Session:
 
 
 class Registry:
-    def __init__(self, machine: Machine, settings: Settings) -> None:
+    def __init__(self, machine: Machine, settings: Settings, metrics: Metrics | None = None) -> None:
         self.machine = machine
         self.settings = settings
+        self.metrics = metrics or Metrics()
         self.contexts: dict[str, ContextEntry] = {}
         self.sessions: dict[str, Session] = {}
         self._default_rest: dict[str, Session] = {}  # tenant -> the session of REST calls that name none
@@ -70,7 +73,7 @@ class Registry:
             runtime = Runtime(self.machine, self.settings.context_memory, self.settings.context_handles)
             entry = ContextEntry(secrets.token_hex(8), tenant, runtime)
             self.contexts[entry.id] = entry
-        session = Session(secrets.token_hex(8), entry, kind)
+        session = Session(secrets.token_hex(8), entry, kind, self.metrics)
         entry.sessions.add(session)
         self.sessions[session.id] = session
         log.info("session %s (%s) opened in context %s of tenant %s", session.id, kind, entry.id, tenant)

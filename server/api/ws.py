@@ -82,14 +82,14 @@ class Connection:
         while True:
             request = await queue.get()
             try:
-                call = dispatch.lookup(request.api)
-                values = dispatch.validate(call, request.args)
-                result = await dispatch.invoke(self.session, call, values, thread, self.max_bytes)
+                result = await dispatch.call(self.session, request.api, request.args, thread, self.max_bytes)
                 if request.reply:
                     await self.send(result_envelope(request.id, result))
             except AclError as error:
                 if not error.api:
                     error.api = request.api
+                if not request.reply:
+                    self.session.metrics.pipelined_errors.labels(error.api).inc()
                 await self.send(error_envelope(request.id, error, request.thread))
             except (WebSocketDisconnect, RuntimeError):
                 return

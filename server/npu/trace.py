@@ -10,7 +10,7 @@ costs one attribute test per task.
 from __future__ import annotations
 
 import time
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +59,7 @@ class Tracer:
         self._events: deque[TraceEvent] = deque(maxlen=max(capacity, 1))
         self.enabled = capacity > 0
         self.epoch = time.perf_counter()
+        self.counts: Counter[type] = Counter()  # tasks run, by type (for the metrics; counted even when off)
 
     @staticmethod
     def clock() -> float:
@@ -76,6 +77,7 @@ class Tracer:
 
 async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int | None = None) -> None:
     """Run `task` on `lane`, recording it when tracing is on; an AclError is recorded and passed on."""
+    tracer.counts[type(task)] += 1
     if not tracer.enabled:
         await task.run(lane)
         return

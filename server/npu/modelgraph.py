@@ -1,0 +1,136 @@
+"""A captured model as a picture: Graphviz DOT text, and an SVG drawn here (no Graphviz needed).
+
+Streams are lanes (the origin first), tasks are boxes in issue order, captured event edges join a record to the
+waits on it across lanes, task groups are clusters marked with their handle and the number of updates applied,
+and the tasks that wait on EXTERNAL events -- where a model waits for the outside world -- are highlighted.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelRI
+from server.npu.stream import Task
+from server.npu.tasks import WaitTask
+
+EXTERNAL_FILL = "#ffd08a"
+GROUP_FILL = "#e3ecff"
+
+
+def _label(task: Task) -> str:
+    if isinstance(task, WaitTask):
+        return f"wait (EXTERNAL) {task.describe()}"
+    return task.describe()
+
+
+def _edges(model: ModelRI) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(lane, index) of each capture record -> (lane, index) of each wait on it."""
+    where: dict[int, tuple[int, int]] = {}
+    for lane_no, lane in enumerate(model.lanes):
+        for index, task in enumerate(lane.tasks):
+            if isinstance(task, CaptureRecord):
+                where[id(task)] = (lane_no, index)
+    edges = []
+    for lane_no, lane in enumerate(model.lanes):
+        for index, task in enumerate(lane.tasks):
+            if isinstance(task, CaptureWait) and id(task.record) in where:
+                edges.append((where[id(task.record)], (lane_no, index)))
+    return edges
+
+
+def dot(model: ModelRI) -> str:
+    lines = [f'digraph "model {model.handle:#x}" {{', "  rankdir=TB;", '  node [shape=box, fontname="monospace"];']
+    for lane_no, lane in enumerate(model.lanes):
+        origin = " (origin)" if lane_no == 0 else ""
+        lines.append(f"  subgraph cluster_lane{lane_no} {{")
+        lines.append(f'    label="stream #{lane_no}{origin}, captured from stream {lane.stream_handle:#x}";')
+        names = []
+        for index, task in enumerate(lane.tasks):
+            name = f"t{lane_no}_{index}"
+            names.append(name)
+            if isinstance(task, GroupTask):
+                group = task.group
+                lines.append(f"    subgraph cluster_group_{group.handle:x} {{")
+                lines.append(
+                    f'      label="task group {group.handle:#x} ({group.updates_applied} update(s))"; style=filled; '
+                    f'fillcolor="{GROUP_FILL}";'
+                )
+                kernels = [f"{name}_k{k}" for k in range(len(group.kernels))] or [name]
+                for k, kernel in enumerate(group.kernels):
+                    lines.append(f'      {name}_k{k} [label="{_quote(kernel.describe())}"];')
+                if not group.kernels:
+                    lines.append(f'      {name} [label="(empty group)"];')
+                lines.append("    }")
+                names[-1] = kernels[0]
+                names.extend(kernels[1:])
+            else:
+                style = f', style=filled, fillcolor="{EXTERNAL_FILL}"' if isinstance(task, WaitTask) else ""
+                lines.append(f'    {name} [label="#{index} {_quote(_label(task))}"{style}];')
+        if len(names) > 1:
+            lines.append("    " + " -> ".join(names) + ";")
+        lines.append("  }")
+    for (a_lane, a), (b_lane, b) in _edges(model):
+        lines.append(f'  t{a_lane}_{a} -> t{b_lane}_{b} [style=dashed, color="#2b6cb0", label="event"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _quote(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+LANE_W, BOX_W, ROW_H, BOX_H, TOP = 340, 300, 34, 24, 56
+
+
+def svg(model: ModelRI) -> str:
+    """Lanes side by side, one row per task (a group's kernels on rows of their own)."""
+    rows: dict[tuple[int, int], int] = {}
+    parts: list[str] = []
+    height = TOP
+    for lane_no, lane in enumerate(model.lanes):
+        x = 20 + lane_no * LANE_W
+        row = 0
+        parts.append(f'<text x="{x}" y="30" class="lane">stream #{lane_no} ({lane.stream_handle:#x})</text>')
+        for index, task in enumerate(lane.tasks):
+            rows[(lane_no, index)] = row
+            if isinstance(task, GroupTask):
+                kernels, y = task.group.kernels, TOP + row * ROW_H
+                span = max(len(kernels), 1) + 1  # a title row, then one row per kernel
+                parts.append(
+                    f'<rect x="{x - 6}" y="{y - 4}" width="{BOX_W + 12}" height="{span * ROW_H - 2}" rx="6" '
+                    f'fill="{GROUP_FILL}" stroke="#5a7bd6"/><text x="{x}" y="{y + 12}" class="group">'
+                    f"task group {task.group.handle:#x} · {task.group.updates_applied} update(s)</text>"
+                )
+                for k, kernel in enumerate(kernels, 1):
+                    parts.append(_box(x, y + k * ROW_H, kernel.describe(), "white"))
+                row += span
+            else:
+                fill = EXTERNAL_FILL if isinstance(task, WaitTask) else "white"
+                parts.append(_box(x, TOP + row * ROW_H, f"#{index} {_label(task)}", fill))
+                row += 1
+        height = max(height, TOP + row * ROW_H + 20)
+    for (a_lane, a), (b_lane, b) in _edges(model):
+        x1, y1 = 20 + a_lane * LANE_W + BOX_W, TOP + rows[(a_lane, a)] * ROW_H + BOX_H / 2
+        x2, y2 = 20 + b_lane * LANE_W, TOP + rows[(b_lane, b)] * ROW_H + BOX_H / 2
+        if b_lane < a_lane:
+            x1, x2 = 20 + a_lane * LANE_W, 20 + b_lane * LANE_W + BOX_W
+        parts.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" class="edge" marker-end="url(#arrow)"/>')
+    width = 40 + max(len(model.lanes), 1) * LANE_W
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="12">'
+        "<style>.lane{font-weight:bold}.group{fill:#2c3e80;font-size:11px}"
+        ".edge{stroke:#2b6cb0;stroke-dasharray:4 3;stroke-width:1.5}</style>"
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+        'orient="auto"><path d="M0,0L10,5L0,10z" fill="#2b6cb0"/></marker></defs>'
+        f'<text x="20" y="14" font-weight="bold">model {model.handle:#x} · {model.state.value} · '
+        f"{model.executions} execution(s)</text>" + "".join(parts) + "</svg>"
+    )
+
+
+def _box(x: float, y: float, text: str, fill: str) -> str:
+    shown = text if len(text) <= 44 else text[:43] + "…"
+    return (
+        f'<g><title>{escape(text)}</title><rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="4" '
+        f'fill="{fill}" stroke="#444"/><text x="{x + 6}" y="{y + 16}">{escape(shown)}</text></g>'
+    )
