@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
-from server.api import echo, errors, metrics, observe, rest, views, ws
+from server.api import dashboard, echo, errors, metrics, observe, rest, views, ws
 from server.api.metrics import Metrics
 from server.api.sessions import Registry
 from server.api.settings import Settings
@@ -67,5 +67,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     views.install(app)
     observe.install(app)
     metrics.install(app)
+    dashboard.install(app)  # GET / and the WebSocket /v1/trace/live that feeds its timeline
     echo.install(app)  # the benchmarks' floor: a bare WebSocket echo (server/api/echo.py)
     return app

@@ -1,4 +1,5 @@
-"""The `vnpu` command: `serve` runs the daemon, `version` prints the version."""
+"""The `vnpu` command: `serve` runs the daemon, `version` prints the version, `demo` runs the seed's example, and
+`status` and `trace` look at a running daemon through its REST views (`server/api/views.py`, `/v1/trace`)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,20 @@ import argparse
 import logging
 import math
 import os
+import re
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+    from rich.console import RenderableType
+
+DEFAULT_ENDPOINT = "http://127.0.0.1:9470"
+MAX_MODELS = 50  # models `vnpu status` details (one request each)
 
 
 def package_version() -> str:
@@ -32,6 +43,19 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         help="run the seed's concurrent task-update example against a daemon started for the purpose",
     )
+    bench = commands.add_parser(
+        "bench",
+        help="measure the figures users judge vnpu by, against floors measured in the same run (about 3 min)",
+        description="Start a daemon of its own on a free loopback port and measure each figure of bench/ side by "
+        "side with its floor or alternative (A B A B, medians of several repetitions, min-max shown); print the "
+        "Markdown table and write the raw numbers as JSON. Needs the source tree (bench/, client/).",
+    )
+    bench.add_argument(
+        "--quick", action="store_true", help="a smoke run: small counts, one repetition (its numbers mean little)"
+    )
+    bench.add_argument("--out", help="the JSON file to write (default bench/results.json; --quick: a temp file)")
+    bench.add_argument("--only", help="comma-separated figure numbers, e.g. 1,5,9 (default: all)")
+    bench.add_argument("--reps", type=int, help="repetitions per measurement (default 5; --quick: 1)")
     serve = commands.add_parser(
         "serve",
         help="run the daemon",
@@ -49,7 +73,43 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--ssl-certfile", help="serve HTTPS/WSS with this certificate (PEM); env VNPU_SSL_CERTFILE")
     serve.add_argument("--ssl-keyfile", help="the certificate's private key (PEM); env VNPU_SSL_KEYFILE")
     serve.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"], help="default info")
+    status = commands.add_parser(
+        "status",
+        help="a table of a daemon's devices, memory, contexts, streams and models",
+        description="Show what a running daemon holds: devices and their memory, contexts and sessions, streams "
+        "with their queue depth and what each runs or is blocked on, and captured models with their task groups.",
+    )
+    _daemon_options(status)
+    status.add_argument("--watch", type=parse_duration, metavar="SECONDS", help="refresh every SECONDS until Ctrl-C")
+    status.add_argument("--count", type=int, metavar="N", help="with --watch: stop after N refreshes")
+    trace = commands.add_parser(
+        "trace",
+        help="record a daemon's trace for a while into a Chrome trace JSON file (Perfetto, chrome://tracing)",
+        description="Poll the daemon's trace (GET /v1/trace) for DURATION and write the tasks that ran meanwhile as "
+        "one Chrome trace JSON file: open it in https://ui.perfetto.dev or chrome://tracing.",
+    )
+    _daemon_options(trace)
+    trace.add_argument("-o", "--output", required=True, help="the JSON file to write")
+    trace.add_argument("--duration", type=parse_duration, default=5.0, help="how long to record, e.g. 5s, 500ms, 2m")
+    trace.add_argument("--interval", type=parse_duration, default=0.5, help="time between two polls (default 0.5s)")
+    trace.add_argument(
+        "--all", action="store_true", help="also take what the daemon's trace buffer already holds (default: from now)"
+    )
     return parser
+
+
+def _daemon_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--endpoint", help=f"the daemon's URL (default $VNPU_ENDPOINT or {DEFAULT_ENDPOINT})")
+    parser.add_argument("--token", help="the bearer token, if the daemon requires one (default $VNPU_TOKEN)")
+
+
+def parse_duration(text: str) -> float:
+    """'5s', '500ms', '2m', '1h' or plain seconds ('1.5') -> seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|min|h)?\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (use e.g. 5s, 500ms, 2m)")
+    scale = {"ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}[match.group(2) or "s"]
+    return float(match.group(1)) * scale
 
 
 def format_size(size: int) -> str:
@@ -155,6 +215,233 @@ def demo(args: argparse.Namespace) -> int:
     return done.returncode
 
 
+class DaemonError(Exception):
+    """The daemon could not be reached, or refused or failed a request: the message says which, for people."""
+
+
+def _client(args: argparse.Namespace) -> httpx.Client:
+    import httpx
+
+    endpoint = (args.endpoint or os.environ.get("VNPU_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+    endpoint = re.sub(r"^ws(s?)://", r"http\1://", endpoint)  # the client's endpoint may name the WebSocket
+    token = args.token or os.environ.get("VNPU_TOKEN")
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.Client(base_url=endpoint, headers=headers, timeout=10.0)
+
+
+def _get(http: httpx.Client, path: str, **params: Any) -> Any:
+    import httpx
+
+    try:
+        response = http.get(path, params=params)
+    except httpx.HTTPError as error:
+        raise DaemonError(f"cannot reach the daemon at {http.base_url}: {error}") from error
+    if response.status_code == 401:
+        given = "authorization" in http.headers
+        raise DaemonError("the token was refused" if given else "the daemon requires a token: --token or VNPU_TOKEN")
+    if response.status_code != 200:
+        try:
+            detail = response.json()["error"]["message"]
+        except Exception:
+            detail = response.text[:200]
+        raise DaemonError(f"GET {path} answered {response.status_code}: {detail}")
+    return response.json()
+
+
+def daemon_state(http: httpx.Client) -> dict[str, Any]:
+    """The views `vnpu status` shows: every device in detail, and the first MAX_MODELS models."""
+    devices = [_get(http, f"/v1/devices/{d['id']}") for d in _get(http, "/v1/devices")]
+    handles = [m["handle"] for d in devices for c in d["contexts"] for m in c["models"] if m["state"] != "destroyed"]
+    models = []
+    for handle in handles[:MAX_MODELS]:
+        try:
+            models.append(_get(http, f"/v1/models/{handle}"))
+        except DaemonError:  # destroyed in between
+            continue
+    more = max(0, len(handles) - MAX_MODELS)
+    return {"endpoint": str(http.base_url), "devices": devices, "models": models, "more_models": more}
+
+
+def status_tables(state: dict[str, Any]) -> RenderableType:
+    """The daemon's state as rich tables: devices, contexts, streams, models."""
+    from rich.console import Group
+    from rich.progress_bar import ProgressBar
+    from rich.table import Table
+    from rich.text import Text
+
+    devices = Table(title="devices", title_justify="left", expand=False)
+    for column in ("device", "memory used", "", "streams", "events", "models", "contexts"):
+        devices.add_column(column, justify="left" if column in ("device", "") else "right")
+    contexts = Table(title="contexts", title_justify="left")
+    for column in ("context", "sessions", "devices used", "streams", "events", "models"):
+        contexts.add_column(column, justify="left" if column in ("context", "devices used") else "right")
+    # a context spans the devices: each device's view lists it with what it holds there
+    totals: dict[str, dict[str, Any]] = {}
+    running_on: dict[int, int] = {}  # model -> the stream replaying it
+    streams = Table(title="streams", title_justify="left")
+    for column in ("device", "context", "stream", "kind", "queue", "running / blocked on"):
+        streams.add_column(column, justify="right" if column == "queue" else "left")
+    for d in state["devices"]:
+        memory = d["memory"]
+        share = memory["used"] / memory["total"] if memory["total"] else 0.0
+        devices.add_row(
+            str(d["id"]),
+            f"{format_size(memory['used'])} / {format_size(memory['total'])} ({share:.1%})",
+            ProgressBar(total=memory["total"] or 1, completed=memory["used"], width=20),
+            f"{d['streams']['used']} / {d['streams']['max']}",
+            f"{d['events']['used']} / {d['events']['max']}",
+            f"{d['models']['used']} / {d['models']['max']}",
+            str(len(d["contexts"])),
+        )
+        for c in d["contexts"]:
+            total = totals.setdefault(c["id"], {"sessions": c["sessions"], "devices": [], "streams": 0, "events": 0})
+            total["models"] = total.get("models", 0) + len(c["models"])
+            for kind in ("streams", "events"):
+                total[kind] += len(c[kind])
+            if c["streams"] or c["events"] or c["models"]:
+                total["devices"].append(str(d["id"]))
+            for s in c["streams"]:
+                if s["running"] and (found := re.search(r"of model (0x[0-9a-f]+)", s["running"])):
+                    running_on[int(found.group(1), 16)] = s["handle"]
+                kind = ("default" if s["default"] else "stream") + (", capturing" if s["capturing"] else "")
+                running = s["running"] or ("queued" if s["queued"] else "idle")
+                blocked = bool(s["running"]) and ("Wait" in running or "Synchronize" in running)
+                style = "bold yellow" if blocked else ("cyan" if s["running"] else "dim")
+                streams.add_row(
+                    str(d["id"]), c["id"][:8], f"{s['handle']:#x}", kind, str(s["queued"]), Text(running, style)
+                )
+    for context, total in totals.items():
+        counts = (str(total[kind]) for kind in ("streams", "events", "models"))
+        contexts.add_row(context, str(total["sessions"]), ", ".join(total["devices"]) or "-", *counts)
+    models = Table(title="models", title_justify="left")
+    for column in ("model", "device", "context", "state", "executions", "task groups (kernels, updates applied)"):
+        models.add_column(column, justify="right" if column == "executions" else "left")
+    for m in state["models"]:
+        groups = "\n".join(
+            f"{g['handle']:#x}: {', '.join(g['kernels']) or 'empty'}; {g['updates']} update(s)" for g in m["groups"]
+        )
+        stream = running_on.get(m["handle"])
+        shown = Text(f"running on {stream:#x}", "cyan") if stream is not None else Text(m["state"])
+        models.add_row(
+            f"{m['handle']:#x}", str(m["device"]), m["context"][:8], shown, str(m["executions"]), groups or "-"
+        )
+    parts: list[RenderableType] = [Text(f"vnpu at {state['endpoint']}", style="bold"), devices]
+    parts += [contexts if contexts.row_count else Text("no contexts", style="dim")]
+    parts += [streams if streams.row_count else Text("no streams", style="dim")]
+    parts += [models if models.row_count else Text("no models", style="dim")]
+    if state["more_models"] > 0:
+        parts.append(Text(f"... and {state['more_models']} more model(s)", style="dim"))
+    return Group(*parts)
+
+
+def status(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
+
+    console = Console()
+    with _client(args) as http:
+        if args.watch is None:
+            try:
+                console.print(status_tables(daemon_state(http)))
+            except DaemonError as error:
+                print(f"vnpu status: {error}", file=sys.stderr)
+                return 1
+            return 0
+
+        def render() -> RenderableType:
+            try:
+                return status_tables(daemon_state(http))
+            except DaemonError as error:  # keep watching: the daemon may come back
+                return Text(f"vnpu status: {error}", style="bold red")
+
+        refreshes = 1
+        try:
+            with Live(render(), console=console, auto_refresh=False) as live:
+                while args.count is None or refreshes < args.count:
+                    time.sleep(max(args.watch, 0.05))
+                    live.update(render(), refresh=True)
+                    refreshes += 1
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def trace(args: argparse.Namespace) -> int:
+    """Poll /v1/trace for the duration, then write the merged answers as one Chrome trace JSON file."""
+    import json
+    from pathlib import Path
+
+    metadata: dict[tuple[Any, ...], dict[str, Any]] = {}
+    tasks: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def merge(answer: dict[str, Any]) -> None:
+        for e in answer["traceEvents"]:
+            if e.get("ph") == "X":
+                tasks.setdefault((e["pid"], e["tid"], e["ts"], e["name"]), e)
+            else:
+                metadata.setdefault((e.get("name"), e.get("pid"), e.get("tid")), e)
+
+    with _client(args) as http:
+        try:
+            # from now: a `since` beyond any event's end answers nothing but the trace clock
+            first = _get(http, "/v1/trace", since=0.0 if args.all else 1e300)
+            merge(first)
+            if not first["enabled"]:
+                print("vnpu trace: tracing is off on the daemon (VNPU_TRACE_CAPACITY=0)", file=sys.stderr)
+            since, deadline = first["now"], time.monotonic() + args.duration
+            try:
+                while (left := deadline - time.monotonic()) > 0:
+                    time.sleep(min(max(args.interval, 0.01), left))
+                    answer = _get(http, "/v1/trace", since=since)
+                    since = answer["now"]
+                    merge(answer)
+            except KeyboardInterrupt:
+                print("vnpu trace: interrupted; writing what was recorded", file=sys.stderr)
+        except DaemonError as error:
+            print(f"vnpu trace: {error}", file=sys.stderr)
+            return 1
+    events = list(metadata.values()) + sorted(tasks.values(), key=lambda e: e["ts"])
+    document = {
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+        "otherData": {"producer": f"vnpu {package_version()}", "endpoint": str(http.base_url)},
+    }
+    path = Path(args.output)
+    path.write_text(json.dumps(document, separators=(",", ":")))
+    lanes = len({(e["pid"], e["tid"]) for e in tasks.values()})
+    print(f"wrote {len(tasks)} task event(s) on {lanes} lane(s) to {path}: open it in https://ui.perfetto.dev")
+    return 0
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """Run the benchmarks (`python -m bench.run`, which drives the daemon through the client) as a subprocess of
+    the source tree: the server never imports the client."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "bench" / "run.py").exists():
+        print(f"vnpu bench needs the source tree: {root / 'bench' / 'run.py'} is missing", file=sys.stderr)
+        return 2
+    command = [sys.executable, "-m", "bench.run"]
+    if args.quick:
+        command.append("--quick")
+    if args.out:
+        command += ["--out", str(Path(args.out).resolve())]
+    if args.only:
+        command += ["--only", args.only]
+    if args.reps:
+        command += ["--reps", str(args.reps)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    try:
+        return subprocess.run(command, cwd=root, env=env, timeout=1800, check=False).returncode
+    except subprocess.TimeoutExpired:
+        print("vnpu bench: stopped after 30 minutes", file=sys.stderr)
+        return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -165,6 +452,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args)
     if args.command == "demo":
         return demo(args)
+    if args.command == "status":
+        return status(args)
+    if args.command == "trace":
+        return trace(args)
+    if args.command == "bench":
+        return run_bench(args)
     parser.print_help()
     return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, FastAPI, Request, Response
+from starlette.requests import HTTPConnection
 
 from proto.errors import ACL_ERROR_RT_PARAM_INVALID
 from server.api.auth import tenant_of
@@ -19,12 +20,12 @@ from server.npu.model import ModelRI
 from server.npu.trace import chrome
 
 
-def _contexts(request: Request) -> list[ContextEntry]:
+def _contexts(request: HTTPConnection) -> list[ContextEntry]:
     registry: Registry = request.app.state.registry
     return registry.contexts_of(tenant_of(request, request.app.state.settings.tokens))
 
 
-def trace_payload(request: Request, since: float) -> dict[str, Any]:
+def trace_payload(request: HTTPConnection, since: float) -> dict[str, Any]:
     """The tenant's trace events that ended after `since` (seconds on the trace clock), and the clock now."""
     tracer = request.app.state.machine.tracer
     owners = {id(c.runtime) for c in _contexts(request)}
