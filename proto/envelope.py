@@ -11,6 +11,7 @@ it, at its next call that waits.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,15 @@ class Request:
     reply: bool
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict = 2, 40, 40, 4, 4
+
+
+def shown(value: object) -> str:
+    """A short repr of a caller's value, safe for values nested arbitrarily deep."""
+    return _SHORT.repr(value)
+
+
 def parse_request(message: object) -> Request:
     """Check the shape of a request envelope; AclError(ACL_ERROR_INVALID_PARAM) names what is wrong."""
     if not isinstance(message, Mapping):
@@ -37,9 +47,9 @@ def parse_request(message: object) -> Request:
     ident, api, args = message.get("id"), message.get("api"), message.get("args", {})
     thread, reply = message.get("thread", "main"), message.get("reply", True)
     if isinstance(ident, bool) or not isinstance(ident, int):
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope id must be an integer, got {ident!r:.40}")
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope id must be an integer, got {shown(ident)}")
     if not isinstance(api, str):
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope api must be a string, got {api!r:.40}")
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope api must be a string, got {shown(api)}")
     if not isinstance(args, Mapping):
         raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope args must be a map, got {type(args).__name__}")
     if isinstance(thread, list):
@@ -49,7 +59,7 @@ def parse_request(message: object) -> Request:
     ):
         raise AclError(ACL_ERROR_INVALID_PARAM, "envelope thread must be a string, an integer or a list of them")
     if not isinstance(reply, bool):
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope reply must be a boolean, got {reply!r:.40}")
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope reply must be a boolean, got {shown(reply)}")
     return Request(ident, api, args, thread, reply)
 
 

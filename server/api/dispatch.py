@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from proto.aclnn import KernelDesc
 from proto.calltable import CALLS, Call
+from proto.envelope import shown
 from proto.errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_PARAM, AclError
 from server.api.errors import MalformedCall
 from server.api.sessions import Session
@@ -109,7 +110,7 @@ def _explain(error: ValidationError) -> str:
     for item in error.errors()[:5]:
         where = ".".join(str(p) for p in item["loc"]) or "arguments"
         got = item.get("input")
-        shown = "" if item["type"] == "missing" else f" (got {got!r:.40})"
-        problems.append(f"{where}: {item['msg']}{shown}")
+        value = "" if item["type"] == "missing" else f" (got {shown(got)})"
+        problems.append(f"{where}: {item['msg']}{value}")
     more = len(error.errors()) - 5
     return "; ".join(problems) + (f"; and {more} more" if more > 0 else "")

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -25,6 +27,33 @@ from proto.errors import (
 from server.api.auth import RequireToken, Unauthorized, unauthorized_response
 
 log = logging.getLogger("vnpu.api")
+
+
+class ErrorDetail(BaseModel):
+    code: int
+    name: str
+    message: str
+    api: str
+
+
+class ErrorBody(BaseModel):
+    """Every error the daemon answers over HTTP."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description}
+    for status, description in (
+        (400, "the ACL call failed: its exact ACL error code"),
+        (401, "a token is required"),
+        (404, "no such function or resource"),
+        (413, "the body is over the limit"),
+        (422, "the arguments do not fit the call's request model"),
+        (500, "a vnpu fault"),
+        (503, "the daemon is shutting down"),
+    )
+}
 
 
 class TooLarge(Exception):

@@ -13,7 +13,7 @@ from starlette.requests import HTTPConnection
 
 from proto.errors import ACL_ERROR_RT_PARAM_INVALID
 from server.api.auth import tenant_of
-from server.api.errors import NotFound
+from server.api.errors import ERROR_RESPONSES, NotFound
 from server.api.sessions import ContextEntry, Registry
 from server.npu import modelgraph
 from server.npu.model import ModelRI
@@ -39,7 +39,7 @@ def trace_payload(request: HTTPConnection, since: float) -> dict[str, Any]:
 
 
 def install(app: FastAPI) -> None:
-    router = APIRouter(prefix="/v1", tags=["views"])
+    router = APIRouter(prefix="/v1", tags=["views"], responses=ERROR_RESPONSES)
 
     @router.get("/trace")
     async def trace(request: Request, since: float = 0.0) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from proto.calltable import CALLS, Call
 from proto.constants import aclrtMemcpyKind
 from server.api import dispatch
 from server.api.auth import tenant_of
-from server.api.errors import MalformedCall, TooLarge
+from server.api.errors import ERROR_RESPONSES, MalformedCall, TooLarge
 from server.api.sessions import Registry, Session
 
 RAW = {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
@@ -63,7 +63,7 @@ def _route(call: Call) -> Any:
 
 
 def install(app: FastAPI) -> None:
-    router = APIRouter(prefix="/v1")
+    router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
     for call in CALLS.values():
         router.add_api_route(
             f"/call/{call.name}",
@@ -73,6 +73,7 @@ def install(app: FastAPI) -> None:
             summary=call.name,
             description=call.doc or None,
             response_model=call.result,
+            responses=ERROR_RESPONSES,
             tags=["calls"],
             openapi_extra={
                 "requestBody": {

@@ -42,6 +42,7 @@ class Settings:
     context_memory: int | None = None  # device + pinned bytes per context
     context_handles: int | None = 100_000  # streams, events, models, task groups per context
     max_pending: int = 4096  # calls queued per connection and client thread before the reader stops
+    max_pending_bytes: int = 64 << 20  # bytes of calls queued per connection before the reader stops
     session_idle: float = 600.0  # seconds before an idle REST session ends
     context_grace: float = 2.0  # seconds a context outlives its last session
     shutdown_deadline: float = 10.0  # seconds queued work may take at shutdown
@@ -81,7 +82,7 @@ def env_name(setting: str) -> str:
 
 
 def _convert(name: str, raw: str) -> object:
-    if name in ("memory", "max_body", "max_message", "context_memory"):
+    if name in ("memory", "max_body", "max_message", "context_memory", "max_pending_bytes"):
         return parse_size(raw)
     if name in ("port", "devices", "max_models", "max_streams", "max_events", "context_handles", "max_pending",
                 "trace_capacity"):  # fmt: skip

@@ -11,7 +11,7 @@ from fastapi import APIRouter, FastAPI, Request
 
 from proto.errors import ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_PARAM_INVALID
 from server.api.auth import tenant_of
-from server.api.errors import NotFound
+from server.api.errors import ERROR_RESPONSES, NotFound
 from server.api.sessions import ContextEntry, Registry
 from server.npu import Machine
 from server.npu.caller import calling_thread
@@ -40,7 +40,7 @@ def install(app: FastAPI) -> None:
     async def healthz(request: Request) -> dict[str, Any]:
         return {"status": "ok", "devices": len(request.app.state.machine.devices)}
 
-    router = APIRouter(prefix="/v1", tags=["views"])
+    router = APIRouter(prefix="/v1", tags=["views"], responses=ERROR_RESPONSES)
 
     @router.get("/devices")
     async def devices(request: Request) -> list[dict[str, Any]]:

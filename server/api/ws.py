@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Hashable
+from collections.abc import Coroutine, Hashable
 from typing import Any
 
 import msgpack
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocketState
 
 from proto.envelope import Request, error_envelope, parse_request, result_envelope
 from proto.errors import ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_INVALID_PARAM, AclError
@@ -31,12 +32,25 @@ MAX_THREADS = 1024  # client threads per connection, each with its own bounded q
 
 
 class Connection:
-    def __init__(self, websocket: WebSocket, session: Session, max_pending: int, max_bytes: int) -> None:
+    """One client connection: a reader that queues requests per client thread, one worker per thread.
+
+    Backpressure: a thread's queue holds at most `max_pending` calls and the connection at most
+    `max_pending_bytes` of queued frames (one frame is always let through); when either is full the reader stops
+    reading, and TCP pushes back on the client. When the client goes away, the reader stops waiting at once.
+    """
+
+    def __init__(
+        self, websocket: WebSocket, session: Session, max_pending: int, max_bytes: int, max_pending_bytes: int
+    ) -> None:
         self.websocket = websocket
         self.max_bytes = max_bytes
         self.session = session
         self.max_pending = max_pending
-        self.threads: dict[Hashable, tuple[asyncio.Queue[Request], asyncio.Task[None]]] = {}
+        self.max_pending_bytes = max_pending_bytes
+        self.threads: dict[Hashable, tuple[asyncio.Queue[tuple[Request, int]], asyncio.Task[None]]] = {}
+        self.queued_bytes = 0
+        self._room = asyncio.Event()  # set whenever queued_bytes drops
+        self.gone = asyncio.Event()  # the client is gone: stop waiting for room
         self._send_lock = asyncio.Lock()
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -59,45 +73,81 @@ class Connection:
                 continue
             try:
                 request = parse_request(message)
-            except AclError as error:  # answer with the request's id when it could be read
+            except Exception as error:  # answer with the request's id when it could be read
                 ident = message.get("id") if isinstance(message, dict) else None
                 readable = isinstance(ident, int) and not isinstance(ident, bool)
+                if not isinstance(error, AclError):
+                    error = AclError(ACL_ERROR_INVALID_PARAM, f"malformed envelope: {type(error).__name__}")
                 await self.send(error_envelope(ident if readable else None, error))
                 continue
             if request.thread not in self.threads and len(self.threads) >= MAX_THREADS:
                 too_many = f"a connection may use at most {MAX_THREADS} client threads"
                 await self.send(error_envelope(request.id, AclError(ACL_ERROR_INVALID_PARAM, too_many, request.api)))
                 continue
-            await self._queue_of(request.thread).put(request)
+            while self.queued_bytes and self.queued_bytes + len(data) > self.max_pending_bytes:
+                self._room.clear()
+                if not await self._unless_gone(self._room.wait()):
+                    return
+            if not await self._unless_gone(self._queue_of(request.thread).put((request, len(data)))):
+                return
+            self.queued_bytes += len(data)
 
-    def _queue_of(self, thread: Hashable) -> asyncio.Queue[Request]:
+    async def _unless_gone(self, waiting: Coroutine[Any, Any, Any]) -> bool:
+        """Await `waiting` unless the client goes away first (then False)."""
+        task = asyncio.ensure_future(waiting)
+        gone = asyncio.ensure_future(self.gone.wait())
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+        gone.cancel()
+        if task.done():
+            return True
+        task.cancel()
+        return False
+
+    def _queue_of(self, thread: Hashable) -> asyncio.Queue[tuple[Request, int]]:
         entry = self.threads.get(thread)
         if entry is None:
-            queue: asyncio.Queue[Request] = asyncio.Queue(self.max_pending)
+            queue: asyncio.Queue[tuple[Request, int]] = asyncio.Queue(self.max_pending)
             entry = (queue, asyncio.get_running_loop().create_task(self._serve(thread, queue)))
             self.threads[thread] = entry
         return entry[0]
 
-    async def _serve(self, thread: Hashable, queue: asyncio.Queue[Request]) -> None:
+    async def _serve(self, thread: Hashable, queue: asyncio.Queue[tuple[Request, int]]) -> None:
         while True:
-            request = await queue.get()
+            request, size = await queue.get()
             try:
-                result = await dispatch.call(self.session, request.api, request.args, thread, self.max_bytes)
-                if request.reply:
-                    await self.send(result_envelope(request.id, result))
-            except AclError as error:
-                if not error.api:
-                    error.api = request.api
-                if not request.reply:
-                    self.session.metrics.pipelined_errors.labels(error.api).inc()
-                await self.send(error_envelope(request.id, error, request.thread))
-            except (WebSocketDisconnect, RuntimeError):
+                await self._answer(thread, request)
+            finally:
+                self.queued_bytes -= size
+                self._room.set()
+            if self.gone.is_set():
                 return
-            except Exception as error:
-                log.exception("vnpu fault in %s", request.api)
-                fault = AclError(ACL_ERROR_INTERNAL_ERROR, f"vnpu internal error: {error!r:.200}", request.api)
-                with contextlib.suppress(Exception):
-                    await self.send(error_envelope(request.id, fault, request.thread))
+
+    async def _answer(self, thread: Hashable, request: Request) -> None:
+        reply: dict[str, Any] | None = None
+        try:
+            result = await dispatch.call(self.session, request.api, request.args, thread, self.max_bytes)
+            if request.reply:
+                reply = result_envelope(request.id, result)
+        except AclError as error:
+            if not error.api:
+                error.api = request.api
+            if not request.reply:
+                self.session.metrics.pipelined_errors.labels(error.api).inc()
+            reply = error_envelope(request.id, error, request.thread)
+        except Exception as error:
+            log.exception("vnpu fault in %s", request.api)
+            fault = AclError(ACL_ERROR_INTERNAL_ERROR, f"vnpu internal error: {error!r:.200}", request.api)
+            reply = error_envelope(request.id, fault, request.thread)
+        if reply is not None:
+            try:
+                await self.send(reply)
+            except Exception as error:  # the client is gone: nothing to answer, and the reader must stop waiting
+                if not (isinstance(error, WebSocketDisconnect) or self._gone()):
+                    log.warning("cannot answer %s: %r", request.api, error)
+                self.gone.set()
+
+    def _gone(self) -> bool:
+        return WebSocketState.DISCONNECTED in (self.websocket.client_state, self.websocket.application_state)
 
     async def close(self) -> None:
         for _, task in self.threads.values():
@@ -133,7 +183,9 @@ def install(app: FastAPI) -> None:
             await refuse(websocket, error)
             return
         await websocket.accept()
-        connection = Connection(websocket, session, settings.max_pending, settings.max_message)
+        connection = Connection(
+            websocket, session, settings.max_pending, settings.max_message, settings.max_pending_bytes
+        )
         try:
             hello = {"session": session.id, "context": session.context.id, "tenant": tenant}
             await connection.send({"hello": hello})

@@ -19,6 +19,10 @@ from server.npu.context import Context, acl_call, require
 from server.npu.device import Device
 from server.npu.tasks import KernelTask
 
+# Elements a tensor of one kernel may view. The NPU would grind through more; on numpy, 2**31 float32 elements take
+# seconds, and a zero-stride view can name 2**62 of them over 4 bytes of memory.
+MAX_ELEMENTS = 1 << 31
+
 
 class AclnnCalls(Context):
     @acl_call
@@ -54,11 +58,21 @@ class AclnnCalls(Context):
             require(workspace != 0, f"workspace is NULL but workspaceSize is {workspace_size}", bad)
             self._check_memory(target.device, "workspace", workspace, workspace_size)
         ptrs = [workspace] if workspace_size else []
+        work = workspace_size
         for name, tensor in kernel.tensors.items():
-            if tensor is not None and tensor.byte_range()[1]:
+            if tensor is None:
+                continue
+            if tensor.numel > MAX_ELEMENTS:
+                raise AclError(
+                    ACLNN_ERR_PARAM_INVALID,
+                    f"{name} views {tensor.numel} elements, more than the {MAX_ELEMENTS} a vnpu kernel computes "
+                    "(a broadcast view can name far more elements than its memory holds)",
+                )
+            work += tensor.numel * tensor.itemsize
+            if tensor.byte_range()[1]:
                 self._check_memory(target.device, name, *tensor.byte_range())
                 ptrs.append(tensor.byte_range()[0])
-        self.issue(target, KernelTask(api, kernel, workspace, workspace_size, self.pins(*ptrs)))
+        self.issue(target, KernelTask(api, kernel, workspace, workspace_size, self.pins(*ptrs), work))
 
     def _check_memory(self, device: Device, name: str, ptr: int, nbytes: int) -> None:
         if nbytes == 0:

@@ -109,13 +109,15 @@ class DeviceCalls(Context):
             if stream.device is device:
                 update.group.updater = None
                 del self.updating[stream]
-        for model in [m for m in self.models.values() if m.device is device]:
+        models = [m for m in self.models.values() if m.device is device]
+        for model in models:
             self.drop_model(model)
-            await model.wait_idle()
-        for stream in self._streams_of(device):
+        for stream in self._streams_of(device):  # closing a stream releases a replay's waits on it
             await stream.close()
             device.streams.give()
             self.streams.pop(stream.handle, None)
+        for model in models:  # a replay of aclmdlRIExecute (on no stream) finishes on its own
+            await model.wait_idle()
         self.default_streams.pop(index, None)
         for handle, event in list(self.events.items()):
             if event.device is device:

@@ -72,6 +72,12 @@ class MemoryCalls(Context):
     @acl_call
     def aclrtMallocHost(self, size: int) -> int:
         require(size > 0, f"size must be > 0, got {size}")
+        available = self.machine.host.available()
+        if size > available:
+            raise AclError(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                f"cannot pin {size} bytes of host memory: the shared memory (/dev/shm) has {available} bytes free",
+            )
         self.charge_memory(size)
         try:
             ptr = self.machine.host.malloc(size).ptr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 from proto.constants import aclmdlRITaskType
@@ -19,6 +20,8 @@ from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelExecute
 from server.npu.stream import Task
 from server.npu.tasks import KernelTask, RecordTask, ResetTask, WaitTask
 from server.npu.trace import Where
+
+DESTROY_WAIT = 10.0  # seconds aclmdlRIDestroy waits for a running replay (context.cc: ~10 s)
 
 
 class _HostLane:
@@ -56,12 +59,14 @@ class ModelCalls(CaptureCalls):
 
     @acl_call
     async def aclmdlRIDestroy(self, model: int | None) -> None:
-        """Waits for a running replay to finish; the model's task groups go with it."""
+        """Waits up to 10 s for a running replay to finish, as the runtime does (a replay blocked on an event that
+        is never recorded goes on until its stream is destroyed); the model's task groups go with it."""
         target = self._model(model)
         if target.state is ModelState.CAPTURING:
             raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{target} is still capturing: end the capture first")
         self.drop_model(target)
-        await target.wait_idle()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(target.wait_idle(), DESTROY_WAIT)
 
     @acl_call
     def aclmdlRIDebugPrint(self, model: int | None) -> str:

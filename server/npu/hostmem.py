@@ -57,6 +57,12 @@ class HostMemory:
     def __contains__(self, ptr: int) -> bool:
         return HOST_BASE <= ptr < self._next_ptr
 
+    @staticmethod
+    def available() -> int:
+        """Bytes /dev/shm can still hold: pinned memory must be real, not a sparse promise."""
+        stat = os.statvfs(SHM_DIR)
+        return stat.f_bavail * stat.f_frsize
+
     def buffers(self) -> list[HostBuffer]:
         return list(self._live.values())
 

@@ -53,6 +53,7 @@ class KernelTask:
     workspace: int
     workspace_size: int
     pins: Pins
+    work: int  # bytes the kernel computes over (elements viewed x itemsize): decides if it leaves the event loop
 
     def describe(self) -> str:
         return f"{self.api} kernel {self.kernel.op}"
@@ -67,7 +68,7 @@ class KernelTask:
             workspace = _region(lane, self.workspace, self.workspace_size) if self.workspace_size else None
             run_kernel(self.kernel, region, workspace)
 
-        if self.kernel.nbytes() > lane.machine.offload_bytes:
+        if self.work > lane.machine.offload_bytes:
             await asyncio.get_running_loop().run_in_executor(lane.machine.pool, launch)
         else:
             launch()
