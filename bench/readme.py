@@ -1,0 +1,44 @@
+"""Put the table of a run into README.md: `python -m bench.readme [bench/results.json]`.
+
+Replaces what stands between the `<!-- bench:table -->` and `<!-- /bench:table -->` markers of the README's
+Benchmarks section with the run's machine, date and table; nothing else of the README is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+START, END = "<!-- bench:table -->", "<!-- /bench:table -->"
+
+
+def block(result: dict[str, object]) -> str:
+    return (
+        f"{START}\n"
+        f"A full run ({result['seconds']:.0f} s, {result['date']}) on {result['machine_description']}:\n\n"
+        f"{result['table']}\n"
+        f"{END}"
+    )
+
+
+def main(argv: list[str]) -> int:
+    source = Path(argv[0]) if argv else ROOT / "bench" / "results.json"
+    result = json.loads(source.read_text())
+    if result.get("mode") != "full":
+        print(f"{source} is from a {result.get('mode')} run: the README shows full runs only", file=sys.stderr)
+        return 1
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    start, end = text.find(START), text.find(END)
+    if start < 0 or end < start:
+        print(f"README.md has no {START} ... {END} block", file=sys.stderr)
+        return 1
+    readme.write_text(text[:start] + block(result) + text[end + len(END) :])
+    print(f"README.md: the table of {source} ({result['date']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
