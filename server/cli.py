@@ -1,5 +1,6 @@
-"""The `vnpu` command: `serve` runs the daemon, `version` prints the version, `demo` runs the seed's example, and
-`status` and `trace` look at a running daemon through its REST views (`server/api/views.py`, `/v1/trace`)."""
+"""The `vnpu` command: `serve` runs the daemon, `version` prints the version, `demo` runs the seed's example,
+`bench` measures the figures of bench/, and `status` and `trace` look at a running daemon through its REST views
+(`server/api/views.py`, `/v1/trace`)."""
 
 from __future__ import annotations
 
