@@ -63,9 +63,6 @@ class Arena:
     def used_bytes(self) -> int:
         return self.capacity - self._allocator.free_bytes
 
-    def allocations(self) -> list[Allocation]:
-        return [self._live[p] for p in self._starts]
-
     def malloc(self, size: int, policy: int) -> Allocation:
         """Reserve `size` bytes (> 0); raises OutOfSpace when no block is large enough."""
         padded = -(-size // 32) * 32 + _PAD

@@ -94,14 +94,12 @@ class MemoryCalls(Context):
         require(bool(host_ptr), "hostPtr is NULL")
         assert host_ptr is not None
         if host_ptr not in self.host_buffers:
-            why = (
-                "it was already freed (double free)"
-                if self.machine.host.was_freed(host_ptr)
-                else ("it is not the start of an aclrtMallocHost buffer of this context")
-            )
+            why = "it was already freed (double free)" if host_ptr in self.freed else self.explain(host_ptr)
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free host pointer {host_ptr:#x}: {why}")
-        self.memory_used -= self.machine.host.free(host_ptr).size
+        size = self.machine.host.free(host_ptr).size
+        self.memory_used -= size
         self.host_buffers.discard(host_ptr)
+        self.forget(host_ptr, size)
 
     @acl_call
     def vnpuHostWrite(self, host_ptr: int | None, data: bytes) -> None:

@@ -63,9 +63,6 @@ class HostMemory:
         stat = os.statvfs(SHM_DIR)
         return stat.f_bavail * stat.f_frsize
 
-    def buffers(self) -> list[HostBuffer]:
-        return list(self._live.values())
-
     def malloc(self, size: int) -> HostBuffer:
         name = f"{self.prefix}-{next(_segment_numbers)}"
         path = SHM_DIR / name
@@ -95,9 +92,6 @@ class HostMemory:
         self._freed.add(ptr)
         self._release(buf)
         return buf
-
-    def was_freed(self, ptr: int) -> bool:
-        return ptr in self._freed and ptr not in self._live
 
     def find(self, ptr: int) -> HostBuffer | None:
         i = bisect.bisect_right(self._starts, ptr) - 1
