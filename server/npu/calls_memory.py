@@ -94,7 +94,11 @@ class MemoryCalls(Context):
         require(bool(host_ptr), "hostPtr is NULL")
         assert host_ptr is not None
         if host_ptr not in self.host_buffers:
-            why = "it was already freed (double free)" if host_ptr in self.freed else self.explain(host_ptr)
+            why = (
+                "it was already freed (double free)"
+                if host_ptr in self.freed
+                else (f"it is not the start of an aclrtMallocHost buffer of this context ({self.explain(host_ptr)})")
+            )
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free host pointer {host_ptr:#x}: {why}")
         size = self.machine.host.free(host_ptr).size
         self.memory_used -= size
