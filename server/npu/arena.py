@@ -35,6 +35,16 @@ class Allocation:
         return f"{ptr:#x} (offset {ptr - self.ptr} in the {self.size}-byte allocation at {self.ptr:#x})"
 
 
+class Epoch:
+    """Counts frees of device memory (every arena of a machine shares one): whatever was checked against live
+    memory at one value -- a task's pins, a view -- still holds while the value stays the same."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
 class MemoryFault(Exception):
     """An access outside live memory; the caller turns it into the AclError its API returns."""
 
@@ -42,9 +52,10 @@ class MemoryFault(Exception):
 class Arena:
     """The memory of one device (HBM in CANN terms)."""
 
-    def __init__(self, base: int, capacity: int) -> None:
+    def __init__(self, base: int, capacity: int, epoch: Epoch | None = None) -> None:
         capacity = -(-capacity // ALIGNMENT) * ALIGNMENT
         self.base = base
+        self.epoch = epoch or Epoch()
         self.capacity = capacity
         self.buffer = np.zeros(capacity, dtype=np.uint8)  # calloc'd: pages are committed on first touch
         self._allocator = OffsetAllocator(capacity, ALIGNMENT)
@@ -78,6 +89,7 @@ class Arena:
         if block is None:
             raise MemoryFault(self.explain_not_start(ptr))
         del self._live[ptr]
+        self.epoch.value += 1
         self._starts.pop(bisect.bisect_left(self._starts, ptr))
         self._allocator.free(ptr - self.base, block.reserved)
         if len(self._freed) > 4096:
@@ -120,4 +132,4 @@ class Arena:
         return self.explain_unmapped(ptr)
 
 
-__all__ = ["ALIGNMENT", "Allocation", "Arena", "MemoryFault", "OutOfSpace"]
+__all__ = ["ALIGNMENT", "Allocation", "Arena", "Epoch", "MemoryFault", "OutOfSpace"]

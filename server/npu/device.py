@@ -9,13 +9,15 @@ from itertools import count
 import numpy as np
 
 from proto.errors import (
+    ACL_ERROR_RT_DEVICE_MEM_ERROR,
     ACL_ERROR_RT_NO_EVENT_RESOURCE,
     ACL_ERROR_RT_NO_MODEL_RESOURCE,
     ACL_ERROR_RT_NO_STREAM_RESOURCE,
     AclError,
 )
-from server.npu.arena import Arena, MemoryFault
+from server.npu.arena import Arena, Epoch, MemoryFault
 from server.npu.hostmem import HostMemory
+from server.npu.ops import ViewCache
 from server.npu.trace import Tracer
 
 DEVICE_BASE = 0x12C0_0000_0000  # device pointers look like the real runtime's
@@ -53,11 +55,12 @@ class Device:
         max_streams: int = 1984,
         max_events: int = 65536,
         max_models: int = 1024,
+        epoch: Epoch | None = None,
     ) -> None:
         if not 0 < memory_bytes <= DEVICE_STRIDE:
             raise ValueError(f"device memory must be between 1 byte and {DEVICE_STRIDE} bytes")
         self.index = index
-        self.arena = Arena(DEVICE_BASE + index * DEVICE_STRIDE, memory_bytes)
+        self.arena = Arena(DEVICE_BASE + index * DEVICE_STRIDE, memory_bytes, epoch)
         self.streams = Limit("stream", max_streams, ACL_ERROR_RT_NO_STREAM_RESOURCE)
         self.events = Limit("event", max_events, ACL_ERROR_RT_NO_EVENT_RESOURCE)
         self.models = Limit("model", max_models, ACL_ERROR_RT_NO_MODEL_RESOURCE)
@@ -78,8 +81,14 @@ class Machine:
         kernel_threads: int | None = None,
         trace_capacity: int = 100_000,
     ) -> None:
-        self.devices = [Device(i, memory_bytes, max_streams, max_events, max_models) for i in range(devices)]
+        self.epoch = Epoch()  # moves on every free of device memory
+        self.devices = [
+            Device(i, memory_bytes, max_streams, max_events, max_models, self.epoch) for i in range(devices)
+        ]
         self.host = HostMemory()
+        # The views inline kernels see, shared by all that name the same memory alike; device memory only (a
+        # free of host memory does not move the epoch).
+        self.views = ViewCache(self.device_region, self.epoch)
         self.offload_bytes = offload_bytes
         self.tracer = Tracer(trace_capacity)
         self.pool = ThreadPoolExecutor(kernel_threads or os.cpu_count() or 2, thread_name_prefix="vnpu-kernel")
@@ -100,6 +109,17 @@ class Machine:
         if device is not None:
             return device.arena.find(ptr)
         return self.host.find(ptr) if ptr in self.host else None
+
+    def device_region(self, ptr: int, nbytes: int) -> np.ndarray:
+        """A uint8 view of [ptr, ptr + nbytes) of device memory, as a kernel reads it: AclError 507053 unless
+        all of it is live device memory."""
+        device = self.device_of(ptr)
+        try:
+            if device is None:
+                raise MemoryFault(f"{ptr:#x} is not device memory (aclrtMalloc)")
+            return device.arena.region(ptr, nbytes)
+        except MemoryFault as fault:
+            raise AclError(ACL_ERROR_RT_DEVICE_MEM_ERROR, f"invalid memory access: {fault}") from None
 
     def region(self, ptr: int, nbytes: int) -> np.ndarray:
         """A uint8 view of [ptr, ptr + nbytes) of device or pinned host memory; MemoryFault if not all live."""

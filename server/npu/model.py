@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from proto.errors import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT, AclError
 from server.npu.tasks import KernelTask
 from server.npu.trace import Where, traced
@@ -173,12 +175,13 @@ class ModelRI:
             loop = asyncio.get_running_loop()
             marks = {record: loop.create_future() for record in self.records()}
             failures: list[AclError] = []
-            await asyncio.gather(
-                *(
-                    self._replay_lane(ReplayLane(self, i, on, marks), lane, failures)
-                    for i, lane in enumerate(self.lanes)
+            with np.errstate(all="ignore"):  # once for every kernel of the replay (the lanes inherit it)
+                await asyncio.gather(
+                    *(
+                        self._replay_lane(ReplayLane(self, i, on, marks), lane, failures)
+                        for i, lane in enumerate(self.lanes)
+                    )
                 )
-            )
             self.executions += 1
             if failures:
                 raise failures[0]

@@ -9,6 +9,8 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+
 from proto.errors import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, AclError
 from server.npu.trace import Where, traced
 
@@ -116,6 +118,7 @@ class Stream:
             await self._worker
 
     async def _run(self) -> None:
+        np.seterr(all="ignore")  # for this task's context only: kernels run inline here without their own errstate
         while True:
             while not self._tasks:
                 self._wake.clear()

@@ -4,13 +4,16 @@ A task reads device memory when it runs, not when it was issued (so an async cop
 before it, and a captured task sees the memory of its replay). A task also pins the allocations its pointers
 fell in when it was issued: if one of them was freed since -- even if the address now belongs to a new
 allocation -- the task fails with ACL_ERROR_RT_DEVICE_MEM_ERROR naming the address, instead of silently touching
-reused memory (undefined behaviour on the real device).
+reused memory (undefined behaviour on the real device). A kernel, the one task a replay runs by the thousand,
+checks its pins again only after some device memory has been freed (`Machine.epoch`), and sees its tensors
+through the machine's shared `ViewCache`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -54,24 +57,24 @@ class KernelTask:
     workspace_size: int
     pins: Pins
     work: int  # bytes the kernel computes over (elements viewed x itemsize): decides if it leaves the event loop
+    checked: int = field(default=-1, init=False, compare=False, repr=False)  # the epoch its pins were checked in
 
     def describe(self) -> str:
         return f"{self.api} kernel {self.kernel.op}"
 
     async def run(self, lane: Lane) -> None:
-        check_pins(lane, self.pins)
-
-        def region(ptr: int, nbytes: int) -> np.ndarray:
-            return _region(lane, ptr, nbytes)
-
-        def launch() -> None:
-            workspace = _region(lane, self.workspace, self.workspace_size) if self.workspace_size else None
-            run_kernel(self.kernel, region, workspace)
-
-        if self.work > lane.machine.offload_bytes:
-            await asyncio.get_running_loop().run_in_executor(lane.machine.pool, launch)
+        """Runs inline under the caller's `np.errstate(all="ignore")` (the stream's worker, a model's replay), or
+        on the kernel pool, which silences numpy itself. Its memory is device memory only (checked at issue)."""
+        machine = lane.machine
+        if self.checked != machine.epoch.value:
+            check_pins(lane, self.pins)
+            object.__setattr__(self, "checked", machine.epoch.value)
+        workspace = _region(lane, self.workspace, self.workspace_size) if self.workspace_size else None
+        if self.work > machine.offload_bytes:
+            launch = partial(run_kernel, self.kernel, machine.device_region, workspace)  # fresh views: off the loop
+            await asyncio.get_running_loop().run_in_executor(machine.pool, launch)
         else:
-            launch()
+            run_kernel(self.kernel, machine.device_region, workspace, views=machine.views, silence=False)
 
 
 @dataclass(frozen=True)

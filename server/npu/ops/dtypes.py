@@ -27,10 +27,13 @@ NUMPY: Final[dict[aclDataType, np.dtype]] = {
 """The dtypes the kernels compute with (`proto.aclnn.dtypes.ALL`)."""
 
 
+COMPUTE: Final[dict[aclDataType, np.dtype]] = {dt: NUMPY[dtypes.compute_dtype(dt)] for dt in NUMPY}
+
+
 def np_dtype(dtype: aclDataType) -> np.dtype:
     return NUMPY[dtype]
 
 
 def compute_dtype(dtype: aclDataType) -> np.dtype:
     """The numpy dtype a `dtype` result is computed in: float32 for fp16/bf16, else its own."""
-    return NUMPY[dtypes.compute_dtype(dtype)]
+    return COMPUTE[dtype]

@@ -14,6 +14,7 @@ from typing import Final
 
 import numpy as np
 
+from proto.aclnn import aclScalar
 from server.npu.ops.launch import Kernel, Launch
 
 
@@ -23,10 +24,9 @@ def binary(ufunc: np.ufunc) -> Kernel:
     def run(launch: Launch) -> None:
         decl, dtype = launch.kernel.decl, launch.compute
         other = launch.operand("other", dtype)
-        if "alpha" in launch.kernel.args:
-            alpha = launch.scalar("alpha", dtype)
-            if alpha != 1:
-                other = np.multiply(other, alpha, dtype=dtype, casting="unsafe")
+        alpha = launch.kernel.args.get("alpha")
+        if isinstance(alpha, aclScalar) and alpha.value != 1:  # else other · 1 == other: skip it
+            other = np.multiply(other, launch.scalar("alpha", dtype), dtype=dtype, casting="unsafe")
         first = launch.read(decl.args[0].name)
         with launch.output(decl.outputs[0]) as out:
             ufunc(first, other, out=out, dtype=dtype, casting="unsafe")

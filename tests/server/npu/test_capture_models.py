@@ -12,6 +12,7 @@ import pytest
 from proto.constants import (
     ACL_EVENT_EXTERNAL,
     ACL_EVENT_SYNC,
+    ACL_MEMCPY_HOST_TO_DEVICE,
     ACL_MODEL_RI_CAPTURE_MODE_GLOBAL,
     ACL_MODEL_RI_CAPTURE_MODE_RELAXED,
     aclmdlRITaskType,
@@ -178,6 +179,46 @@ async def test_replay_after_free_names_the_task_and_address(rt: Runtime) -> None
     assert "aclnnAdds" in info.value.message
     np.testing.assert_array_equal(y.read(), np.zeros(4))
     del reuse
+
+
+async def test_a_free_between_replays_is_caught_even_at_the_same_address(rt: Runtime) -> None:
+    """A replay skips re-checking its pins and re-resolving its views only while no memory has been freed."""
+    s = rt.aclrtCreateStream()
+    x, y = Vec(rt, np.ones(4, np.float32)), Vec(rt, np.zeros(4, np.float32))
+    rt.aclmdlRICaptureBegin(s, GLOBAL)
+    y.adds(x, 1.0, s)
+    model = rt.aclmdlRICaptureEnd(s)
+    rt.aclmdlRIExecuteAsync(model, s)
+    await rt.aclrtSynchronizeStream(s)
+    np.testing.assert_array_equal(y.read(), np.full(4, 2))
+    rt.aclrtMemcpy(x.ptr, 16, np.full(4, 5, np.float32), 16, ACL_MEMCPY_HOST_TO_DEVICE)
+    rt.aclmdlRIExecuteAsync(model, s)
+    await rt.aclrtSynchronizeStream(s)
+    np.testing.assert_array_equal(y.read(), np.full(4, 6))  # read when it runs, through the same views
+    rt.aclrtFree(x.ptr)
+    assert rt.aclrtMalloc(16, 0) == x.ptr  # first fit: the very same address, a new allocation
+    rt.aclmdlRIExecuteAsync(model, s)
+    with pytest.raises(AclError) as info:
+        await rt.aclrtSynchronizeStream(s)
+    assert info.value.code == ACL_ERROR_RT_DEVICE_MEM_ERROR and f"{x.ptr:#x}" in info.value.message
+    np.testing.assert_array_equal(y.read(), np.full(4, 6))
+
+
+async def test_replayed_kernels_share_views_of_the_same_memory(rt: Runtime) -> None:
+    s = rt.aclrtCreateStream()
+    x, y = Vec(rt, np.ones(4, np.float32)), Vec(rt, np.zeros(4, np.float32))
+    rt.aclmdlRICaptureBegin(s, GLOBAL)
+    for _ in range(100):
+        y.adds(y, 1.0, s)  # fresh tensors and executors every time, naming the same memory
+    model = rt.aclmdlRICaptureEnd(s)
+    rt.aclmdlRIExecuteAsync(model, s)
+    await rt.aclrtSynchronizeStream(s)
+    np.testing.assert_array_equal(y.read(), np.full(4, 100))
+    assert len(rt.machine.views) <= 4  # y read and y written, not a view per task
+    rt.aclrtFree(x.ptr)
+    rt.aclmdlRIExecuteAsync(model, s)
+    await rt.aclrtSynchronizeStream(s)
+    np.testing.assert_array_equal(y.read(), np.full(4, 200))
 
 
 async def test_debug_json_print_is_chrome_trace(rt: Runtime) -> None:

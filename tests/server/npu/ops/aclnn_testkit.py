@@ -18,7 +18,8 @@ from proto.aclnn import aclCreateTensor, aclOpExecutor, aclTensor, consume, reva
 from proto.aclnn.dtypes import INFO, Kind
 from proto.constants import aclDataType, aclFormat
 from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, AclError
-from server.npu.ops import run_kernel
+from server.npu.arena import Epoch
+from server.npu.ops import ViewCache, run_kernel
 from server.npu.ops.dtypes import NUMPY
 
 DT = aclDataType
@@ -40,6 +41,7 @@ class FakeMemory:
         self.buffer = rng.integers(0, 256, size, dtype=np.uint8)
         self.blocks: dict[int, int] = {}
         self.top = 0
+        self.views = ViewCache(self.region, Epoch())  # nothing is ever freed here: the epoch never moves
 
     def alloc(self, nbytes: int) -> int:
         ptr = self.BASE + self.top
@@ -107,7 +109,7 @@ class FakeMemory:
         size, executor = phase1(*args)
         kernel = revalidate(consume(executor, phase1.__name__.removesuffix("GetWorkspaceSize")))
         workspace = self.region(self.alloc(size), size) if size else None
-        run_kernel(kernel, self.region, workspace)
+        run_kernel(kernel, self.region, workspace, views=self.views)  # shared views, as the device's inline kernels
         return size
 
 

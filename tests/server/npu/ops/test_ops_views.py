@@ -1,4 +1,5 @@
-"""tensor_view: strided, offset views of device memory, no copies, read-only inputs; run_kernel's dispatch."""
+"""tensor_view: strided, offset views of device memory, no copies, read-only inputs; the ViewCache; run_kernel's
+dispatch."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from proto.aclnn import (
 from proto.constants import aclDataType, aclFormat
 from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACLNN_ERR_INNER, ACLNN_ERR_INNER_FIND_KERNEL, AclError
 from server.npu import ops
-from server.npu.ops import KERNELS, run_kernel, tensor_view
+from server.npu.arena import Epoch
+from server.npu.ops import KERNELS, ViewCache, run_kernel, tensor_view
 
 DT = aclDataType
 
@@ -100,3 +102,37 @@ def test_run_kernel_silences_floating_point_warnings(mem: FakeMemory) -> None:
     out = mem.empty((3,), DT.ACL_FLOAT)
     mem.launch(aclnnDivGetWorkspaceSize, x, zero, out)
     np.testing.assert_array_equal(mem.read(out), [np.inf, np.nan, -np.inf])
+
+
+def test_a_view_cache_shares_one_view_per_memory_and_mode(mem: FakeMemory) -> None:
+    cache = ViewCache(mem.region, Epoch())
+    t = mem.tensor(np.arange(4, dtype=np.float32), DT.ACL_FLOAT)
+    twin = aclCreateTensor([4], DT.ACL_FLOAT, [1], 0, aclFormat.ACL_FORMAT_ND, [4], t.data)  # equal, not the same
+    assert twin is not t and cache(twin, False) is cache(t, False)
+    assert cache(t, True) is not cache(t, False) and cache(t, True).flags.writeable
+    as_ints = aclCreateTensor([4], DT.ACL_INT32, [1], 0, aclFormat.ACL_FORMAT_ND, [4], t.data)
+    assert cache(as_ints, False).dtype == np.int32  # same bytes, another dtype: another view
+    shifted = mem.alias(t, [2], [2], 1)
+    np.testing.assert_array_equal(cache(shifted, False), [1.0, 3.0])
+    assert len(cache) == 4
+
+
+def test_a_view_cache_is_bounded(mem: FakeMemory) -> None:
+    cache = ViewCache(mem.region, Epoch(), capacity=3)
+    storage = mem.tensor(np.arange(16, dtype=np.float32), DT.ACL_FLOAT)
+    for offset in range(10):
+        assert cache(mem.alias(storage, [2], [1], offset), False)[0] == offset
+        assert len(cache) <= 3
+
+
+def test_a_view_cache_forgets_everything_when_memory_is_freed(mem: FakeMemory) -> None:
+    epoch = Epoch()
+    cache = ViewCache(mem.region, epoch)
+    t = mem.tensor(np.ones(4, np.float32), DT.ACL_FLOAT)
+    first = cache(t, True)
+    del mem.blocks[t.data]  # freed...
+    assert cache(t, True) is first  # ...but nobody said so: the cache cannot know (the epoch is the contract)
+    epoch.value += 1
+    with pytest.raises(AclError) as caught:
+        cache(t, True)  # resolved again, against live memory: refused
+    assert caught.value.code == ACL_ERROR_RT_DEVICE_MEM_ERROR and len(cache) == 0
