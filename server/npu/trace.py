@@ -4,7 +4,8 @@ Every task a stream or a model replay runs becomes one event: its kind, its desc
 the device and the lane (a stream, or one stream of a model replayed on a stream), the model and task group it
 belongs to, start and end on the monotonic clock (`time.perf_counter`), and its error if it failed. An event wait's
 duration is how long it blocked; an update's event marks when it was applied. With capacity 0 tracing is off and
-costs one attribute test per task.
+costs one attribute test per task. The ring holds plain tuples (a replay records one per kernel, and a tuple costs
+a twentieth of a frozen dataclass); `events()` turns them into TraceEvents when someone reads the trace.
 """
 
 from __future__ import annotations
@@ -53,10 +54,18 @@ class TraceEvent:
     error: str | None
 
 
+_Record = tuple[type, str, Where, float, float, int | None, str | None]  # a TraceEvent with its task's type as kind
+
+
+def _event(record: _Record) -> TraceEvent:
+    kind = record[0].__name__
+    return TraceEvent(KINDS.get(kind, kind.lower()), *record[1:])
+
+
 class Tracer:
     def __init__(self, capacity: int = 100_000) -> None:
         self.capacity = capacity
-        self._events: deque[TraceEvent] = deque(maxlen=max(capacity, 1))
+        self._events: deque[_Record] = deque(maxlen=max(capacity, 1))
         self.enabled = capacity > 0
         self.epoch = time.perf_counter()
         self.counts: Counter[type] = Counter()  # tasks run, by type (for the metrics; counted even when off)
@@ -67,12 +76,11 @@ class Tracer:
 
     def task(self, task: Any, where: Where, start: float, group: int | None = None, error: str | None = None) -> None:
         """Record `task`, which ran from `start` until now."""
-        kind = KINDS.get(type(task).__name__, type(task).__name__.lower())
-        self._events.append(TraceEvent(kind, task.describe(), where, start, time.perf_counter(), group, error))
+        self._events.append((type(task), task.describe(), where, start, time.perf_counter(), group, error))
 
     def events(self, since: float = 0.0, owners: set[int] | None = None) -> list[TraceEvent]:
         """Events that ended after `since` (trace-clock seconds), of the given owners (ids) or of all."""
-        return [e for e in list(self._events) if e.end > since and (owners is None or id(e.where.owner) in owners)]
+        return [_event(r) for r in list(self._events) if r[4] > since and (owners is None or id(r[2].owner) in owners)]
 
 
 async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int | None = None) -> None:
@@ -81,7 +89,7 @@ async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int 
     if not tracer.enabled:
         await task.run(lane)
         return
-    start = tracer.clock()
+    start = time.perf_counter()
     try:
         await task.run(lane)
     except AclError as error:

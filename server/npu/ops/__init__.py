@@ -41,12 +41,13 @@ def run_kernel(
 
     AclError 561003 for an operator without a kernel, 161002 for a workspace smaller than phase 1 asked.
     """
-    api = f"aclnn{kernel.op}"
     run = KERNELS.get(kernel.op)
     if run is None:
+        api = f"aclnn{kernel.op}"
         raise AclError(ACLNN_ERR_INNER_FIND_KERNEL, f"vnpu has no kernel for {api}", api=api)
     have = 0 if workspace is None else workspace.nbytes
     if have < kernel.workspace_size:
+        api = f"aclnn{kernel.op}"
         raise AclError(
             ACLNN_ERR_PARAM_INVALID,
             f"the workspace holds {have} bytes; {api} needs {kernel.workspace_size}",

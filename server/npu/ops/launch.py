@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from proto.aclnn import KernelDesc, aclScalar
+from proto.aclnn import KernelDesc, aclScalar, aclTensor
 from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
 from server.npu.ops.dtypes import compute_dtype, np_dtype
 from server.npu.ops.views import Views
@@ -33,11 +33,17 @@ class Launch:
 
     def read(self, name: str) -> np.ndarray:
         """A read-only view of tensor argument `name`."""
-        return self.views(self.kernel.tensor(name), False)
+        return self.views(self._tensor(name), False)
 
     def write(self, name: str) -> np.ndarray:
         """A writeable view of tensor argument `name`."""
-        return self.views(self.kernel.tensor(name), True)
+        return self.views(self._tensor(name), True)
+
+    def _tensor(self, name: str) -> aclTensor:
+        tensor = self.kernel.args[name]
+        if not isinstance(tensor, aclTensor):
+            raise TypeError(f"argument {name} is {type(tensor).__name__}, not aclTensor")
+        return tensor
 
     def scalar(self, name: str, dtype: np.dtype) -> np.ndarray:
         """Scalar argument `name` as a 0-d array of `dtype` (integers wrap, as C's conversion does)."""
@@ -47,9 +53,10 @@ class Launch:
 
     def operand(self, name: str, dtype: np.dtype) -> np.ndarray:
         """A tensor argument's read view, or a scalar argument as a 0-d array of `dtype`."""
-        if isinstance(self.kernel.args[name], aclScalar):
-            return self.scalar(name, dtype)
-        return self.read(name)
+        value = self.kernel.args[name]
+        if isinstance(value, aclTensor):
+            return self.views(value, False)
+        return self.scalar(name, dtype)
 
     def output(self, name: str) -> Output:
         """A context giving the array to compute into: out's view, or a result-dtype temporary copied into out
