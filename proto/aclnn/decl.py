@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Final, Literal, Protocol, TypeVar
 
 from proto.aclnn import dtypes
-from proto.aclnn.host import INT64, aclIntArray, aclScalar, aclTensor
+from proto.aclnn.host import aclIntArray, aclScalar, aclTensor, is_int64
 from proto.constants import aclDataType, aclFormat
 from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 
@@ -91,7 +91,7 @@ class Arg:
                 return dtypes.parse_dtype(value)
             except ValueError as error:
                 raise OpArgError(f"{self.name}: {error}") from None
-        if isinstance(value, bool) or not isinstance(value, int) or value not in INT64:
+        if not is_int64(value):
             raise OpArgError(f"{self.name} must be an int64, got {value!r}")
         return value
 

@@ -14,7 +14,7 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Final, SupportsIndex
+from typing import TYPE_CHECKING, Final, SupportsIndex, TypeGuard
 
 from proto.aclnn import dtypes
 from proto.constants import aclDataType, aclFormat
@@ -24,8 +24,15 @@ if TYPE_CHECKING:
     from proto.aclnn.kernel import KernelDesc
 
 MAX_DIMS: Final = 8
-INT64: Final = range(-(1 << 63), 1 << 63)
+INT64_MIN: Final = -(1 << 63)
+INT64_MAX: Final = (1 << 63) - 1
 ScalarValue = bool | int | float
+
+
+def is_int64(value: object) -> TypeGuard[int]:
+    """An int in int64 range, bools excepted; int subclasses (IntEnum) too -- compared: `in range(...)` would
+    search a subclass value element by element."""
+    return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
 
 
 def _invalid(api: str, message: str) -> AclError:
@@ -38,7 +45,7 @@ def _int64s(api: str, arg: str, values: object, *, minimum: int = 0) -> tuple[in
         raise _invalid(api, f"{arg} must be a sequence of ints, got {type(values).__name__}")
     ints = tuple(_index(api, f"{arg}[{i}]", v) for i, v in enumerate(values))
     for i, v in enumerate(ints):
-        if not minimum <= v <= INT64.stop - 1:
+        if not minimum <= v <= INT64_MAX:
             raise _invalid(api, f"{arg}[{i}] is {v}; it must be an int64 >= {minimum}")
     return ints
 
@@ -91,7 +98,7 @@ class aclTensor:  # noqa: N801 - the C type name
         if dtype not in dtypes.INFO:
             raise _invalid(api, f"data_type {dtype.name} is not supported by vnpu tensors")
         for arg, value in (("offset", self.offset), ("data", self.data)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value not in INT64:
+            if not is_int64(value) or value < 0:
                 raise _invalid(api, f"{arg} must be an int64 >= 0, got {value!r}")
         for field, shape in (("view_dims", dims), ("strides", strides), ("storage_dims", storage)):
             object.__setattr__(self, field, shape)
@@ -168,7 +175,8 @@ def _scalar_value(dtype: aclDataType, value: object) -> ScalarValue:
         return dtypes.round_float(float(value), dtype)
     if not isinstance(value, int):
         raise _invalid(api, f"value {value!r} must be an int for {dtype.name}")
-    if value not in dtypes.int_range(dtype):
+    fits = dtypes.int_range(dtype)
+    if not fits.start <= value < fits.stop:  # compared, not searched (see is_int64)
         raise _invalid(api, f"value {value} does not fit {dtype.name}")
     return value
 

@@ -17,6 +17,7 @@ from proto.aclnn import (
     aclDestroyScalar,
     aclDestroyTensor,
     aclnnAddGetWorkspaceSize,
+    aclnnSoftmaxGetWorkspaceSize,
     aclSetAclOpExecutorRepeatable,
     aclTensor,
     consume,
@@ -222,3 +223,15 @@ def test_null_executors_are_161001() -> None:
         with pytest.raises(AclError, match="executor is a null pointer") as caught:
             call()
         assert (caught.value.code, caught.value.api) == (ACLNN_ERR_PARAM_NULLPTR, api)
+
+
+def test_int_subclasses_are_range_checked_at_once() -> None:
+    """`x in range(...)` searches an int subclass (an IntEnum) element by element: 2**63 steps. Every int64 check
+    compares instead, so these return at once."""
+    big = aclDataType.ACL_INT64  # an IntEnum member used as a plain int
+    assert aclCreateScalar(big, aclDataType.ACL_INT64).value == 9
+    with pytest.raises(AclError, match="does not fit ACL_INT8"):
+        aclCreateScalar(aclFormat.ACL_FORMAT_FRACTAL_NZ * 100, aclDataType.ACL_INT8)
+    t = aclCreateTensor([2, 3], aclDataType.ACL_FLOAT, [3, 1], 0, aclFormat.ACL_FORMAT_ND, [2, 3], 4096)
+    _, executor = aclnnSoftmaxGetWorkspaceSize(t, aclDataType.ACL_FLOAT16, t)  # dim given as an IntEnum (1)
+    assert executor.kernel.args["dim"] == 1
