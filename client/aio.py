@@ -108,7 +108,7 @@ class AsyncSession:
 
     async def _exchange(self, out: Outgoing) -> dict[str, Any] | None:
         if self._http is not None:
-            body = out.call.request.model_validate(out.args).model_dump(mode="json")
+            body = out.json_body()
             thread = "-".join(map(str, thread_identity()))
             response = await self._http.post(f"/v1/call/{out.call.name}", json=body, headers={"x-vnpu-thread": thread})
             payload: dict[str, Any] = response.json()

@@ -3,7 +3,9 @@ sessions: how a Python call becomes a wire request, and how a reply becomes a re
 
 - `prepare` checks the argument count, turns host objects into wire values (a HostBuffer into its pointer, an
   aclOpExecutor into its kernel description -- consuming it as phase 2 does --, a pageable source buffer into
-  bytes, a pageable destination into `null`) and decides whether the call may be pipelined.
+  bytes, a pageable destination into `null`) and decides whether the call may be pipelined. A kernel description
+  travels as its JSON wire form over HTTP (`Outgoing.json_body`) and msgpack-encoded over the WebSocket
+  (`Protocol.envelope`), encoded once per description object: the daemon decodes and checks those bytes once.
 - `Outgoing.finish` shapes the result: nothing, one value, or a tuple in C order; copied bytes land in the
   caller's pageable buffer.
 - `Protocol` numbers requests, names the calling thread, routes replies, and keeps the errors of pipelined
@@ -19,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgpack
+
 from client.errors import ServerError
 from proto.aclnn import KernelDesc, aclOpExecutor, consume
 from proto.calltable import CALLS, Call
@@ -31,6 +35,12 @@ class Outgoing:
     args: dict[str, Any]
     wait: bool
     pageable_dst: memoryview | None
+
+    def json_body(self) -> dict[str, Any]:
+        """The arguments as the JSON body of `POST /v1/call/{name}`."""
+        args = {k: v.to_wire() if isinstance(v, KernelDesc) else v for k, v in self.args.items()}
+        body: dict[str, Any] = self.call.request.model_validate(args).model_dump(mode="json")
+        return body
 
     def finish(self, result: dict[str, Any]) -> Any:
         outs = self.call.out_names
@@ -61,9 +71,7 @@ def prepare(api: str, values: tuple[Any, ...], launch_blocking: bool) -> Outgoin
     for name, raw in zip(names, values, strict=True):
         value = pointer_of(raw)
         if name == "executor" and isinstance(value, aclOpExecutor):
-            value = consume(value, api).to_wire()
-        elif isinstance(value, KernelDesc):
-            value = value.to_wire()
+            value = consume(value, api)
         elif name == "dst" and not isinstance(value, int | None):
             pageable_dst = _bytes_view(value, "dst", writable=True)
             value = None
@@ -74,6 +82,22 @@ def prepare(api: str, values: tuple[Any, ...], launch_blocking: bool) -> Outgoin
         args["src"] = args["src"][: args["count"]]
     wait = launch_blocking or not call.asynchronous or pageable_dst is not None
     return Outgoing(call, args, wait, pageable_dst)
+
+
+_PACKED: dict[int, tuple[KernelDesc, bytes]] = {}  # by id: phase 1 hands out the same description for a repeat
+PACKED_SIZE = 1024
+
+
+def packed(kernel: KernelDesc) -> bytes:
+    """The msgpack encoding of a description's wire form, made once per description object."""
+    known = _PACKED.get(id(kernel))
+    if known is not None and known[0] is kernel:
+        return known[1]
+    data: bytes = msgpack.packb(kernel.to_wire(), use_bin_type=True)
+    if len(_PACKED) >= PACKED_SIZE:
+        _PACKED.clear()
+    _PACKED[id(kernel)] = (kernel, data)
+    return data
 
 
 def _bytes_view(value: Any, name: str, writable: bool = False) -> memoryview:
@@ -109,10 +133,14 @@ class Protocol:
         self._recent: dict[int, str] = {}
 
     def envelope(self, out: Outgoing) -> dict[str, Any]:
+        args = out.args
+        kernel = args.get("executor")
+        if isinstance(kernel, KernelDesc):
+            args = {**args, "executor": packed(kernel)}
         return {
             "id": next(self._ids),
             "api": out.call.name,
-            "args": out.args,
+            "args": args,
             "thread": thread_identity(),
             "reply": out.wait,
         }

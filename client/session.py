@@ -1,9 +1,10 @@
 """A blocking session with one daemon context, over the WebSocket (default) or HTTP.
 
 The threads of a process share one session; each call carries its thread's identity. Calls that only queue work
-are pipelined over the WebSocket (sent without waiting); an error they cause is raised by the same thread's
-next call that waits. Over HTTP every call waits. `aclInit` makes a session current for the module functions of
-`client.acl`; `Session(...)` can also be used directly, for several daemons or contexts in one process.
+are pipelined over the WebSocket (sent without waiting, in batches: `client.outbox`); an error they cause is
+raised by the same thread's next call that waits. Over HTTP every call waits. `aclInit` makes a session current
+for the module functions of `client.acl`; `Session(...)` can also be used directly, for several daemons or
+contexts in one process.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from client.config import Config
 from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.errors import TransportError
 from client.hostbuf import HostBuffer
+from client.outbox import Outbox
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -35,6 +37,7 @@ class Session:
         self._broken: str | None = None
         self._ws: ClientConnection | None = None
         self._http: httpx.Client | None = None
+        self._outbox: Outbox | None = None  # pipelined calls not sent yet (WebSocket)
         self._resources = contextlib.ExitStack()  # the connection, closed by close()
         headers = {"Authorization": f"Bearer {self.config.token}"} if self.config.token else {}
         if self.config.transport == "ws":
@@ -56,6 +59,7 @@ class Session:
             raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {_reason(error)}") from None
         self.context_id, self.session_id = hello["context"], hello["session"]
         threading.Thread(target=self._read_forever, name="vnpu-reader", daemon=True).start()
+        self._outbox = Outbox(self._ws.send)
 
     def _open_http(self, headers: dict[str, str]) -> None:
         self._http = httpx.Client(base_url=self.config.endpoint, headers=headers, timeout=None)
@@ -111,9 +115,10 @@ class Session:
             slot = (threading.Event(), [])
             with self._lock:
                 self._waiting[envelope["id"]] = slot
-        assert self._ws is not None
+        assert self._outbox is not None
         try:
-            self._ws.send(msgpack.packb(envelope, use_bin_type=True))
+            data = msgpack.packb(envelope, use_bin_type=True)
+            self._outbox.now(data) if out.wait else self._outbox.later(data)
         except (ConnectionClosed, OSError) as error:
             raise TransportError(f"cannot send to the daemon: {_reason(error)}") from None
         if slot is None:
@@ -125,7 +130,7 @@ class Session:
 
     def _post(self, out: Outgoing) -> dict[str, Any]:
         assert self._http is not None
-        body = out.call.request.model_validate(out.args).model_dump(mode="json")
+        body = out.json_body()
         headers = {"x-vnpu-thread": "-".join(map(str, thread_identity()))}
         try:
             response = self._http.post(f"/v1/call/{out.call.name}", json=body, headers=headers)
@@ -166,6 +171,9 @@ class Session:
         return self.protocol.recent_message()
 
     def close(self) -> None:
+        if self._outbox is not None:
+            with contextlib.suppress(ConnectionClosed, OSError):
+                self._outbox.close()
         self._resources.close()
         if self._http is not None:
             self._http.close()

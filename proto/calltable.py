@@ -10,7 +10,9 @@ Wire conventions (JSON and msgpack alike):
 - enum values are plain integers, checked by the device, so an out-of-range value gets the runtime's own code;
 - pageable host memory (a plain buffer in C) travels as bytes: a source is the bytes themselves, a destination is
   `null` and the copied bytes come back in the result's `data` (JSON: base64; prefer the raw-body routes for bulk);
-- a phase-2 launch (`aclnnAdd`, ...) carries the executor as the kernel description of `proto.aclnn.KernelDesc`;
+- a phase-2 launch (`aclnnAdd`, ...) carries the executor as the kernel description of `proto.aclnn.KernelDesc`,
+  or (what the client sends over the WebSocket) that description msgpack-encoded as bytes, which the daemon
+  decodes and checks once however often they come;
 - `vnpu*` calls are vnpu's own (host-buffer access for remote clients), not ACL functions.
 """
 
@@ -41,7 +43,8 @@ Dst = Annotated[
     int | None, Field(description="a device or pinned host pointer, or null for pageable host memory (see `data`)")
 ]
 Kernel = Annotated[
-    dict[str, Any] | None, Field(description="the executor: a kernel description (KernelDesc wire form)")
+    dict[str, Any] | Bytes | None,
+    Field(description="the executor: a kernel description (KernelDesc wire form), or its msgpack encoding as bytes"),
 ]
 Data = Annotated[Bytes | None, Field(description="bytes copied into pageable host memory (null otherwise)")]
 

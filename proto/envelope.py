@@ -6,7 +6,8 @@
 `thread` identifies the calling thread of the client (the capture modes and the current device are per thread);
 `reply: false` asks for no answer unless the call fails (pipelining). Only `id`, `api` and `args` are required.
 An error echoes the request's `thread`, so the client can raise a pipelined call's error in the thread that made
-it, at its next call that waits.
+it, at its next call that waits. A WebSocket frame carries one request, or an array of requests taken in order
+as if each had come alone (the client batches its pipelined calls so).
 """
 
 from __future__ import annotations

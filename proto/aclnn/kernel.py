@@ -18,11 +18,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Final
 
 from proto.aclnn.decl import TENSOR_KINDS, ArgKind, ArgValue, KernelKind, OpArgError, OpDecl
-from proto.aclnn.host import INT64, aclIntArray, aclScalar, aclTensor
+from proto.aclnn.host import aclIntArray, aclScalar, aclTensor, is_int64
 from proto.aclnn.ops import OPS
 from proto.aclnn.rules import tensor
 from proto.constants import aclDataType
@@ -58,7 +59,7 @@ class KernelDesc:
         except OpArgError as error:
             raise error.to_acl(decl, decl.c_name) from None
         size = self.workspace_size
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0 or size not in INT64:
+        if not is_int64(size) or size < 0:
             raise AclError(
                 ACLNN_ERR_PARAM_INVALID,
                 f"{decl.c_name}: workspace_size must be an int >= 0, got {size!r}",
@@ -68,6 +69,16 @@ class KernelDesc:
 
     def __hash__(self) -> int:
         return hash((self.op, tuple(self.args.items()), self.workspace_size))
+
+    @cached_property
+    def needed_workspace(self) -> int:
+        """The workspace size the operator's checks compute for these arguments; AclError (161001/161002, naming
+        the argument and the phase-2 call) where they fail. A description is immutable, so they run once."""
+        decl = self.decl
+        try:
+            return decl.check(decl.normalize(self.args))
+        except OpArgError as error:
+            raise error.to_acl(decl, decl.c_name) from None
 
     @property
     def decl(self) -> OpDecl:

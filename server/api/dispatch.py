@@ -3,8 +3,8 @@ arguments against its request model, call the session's `Runtime` method of that
 order as the calling client thread, and shape the return value as the result model.
 
 Two wire adaptations, both driven by the table's types: a phase-2 `executor` arrives as a kernel description
-and becomes a `KernelDesc`; a `dst` of `null` means pageable host memory on the caller's side, so the copy lands
-in a buffer whose bytes come back as the result's `data`.
+(or its msgpack bytes) and becomes a `KernelDesc` (`server.api.kernels`); a `dst` of `null` means pageable host
+memory on the caller's side, so the copy lands in a buffer whose bytes come back as the result's `data`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from proto.aclnn import KernelDesc
 from proto.calltable import CALLS, Call
 from proto.envelope import shown
 from proto.errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_PARAM, AclError
 from server.api.errors import MalformedCall
+from server.api.kernels import kernel_of
 from server.api.sessions import Session
 from server.npu.caller import calling_thread
 
@@ -69,7 +69,7 @@ async def invoke(session: Session, call: Call, values: list[Any], thread: Hashab
     if "executor" in names:
         i = names.index("executor")
         if values[i] is not None:
-            values[i] = KernelDesc.from_wire(values[i])
+            values[i] = kernel_of(values[i])
     if "dst" in names and values[names.index("dst")] is None:
         host_out = _reply_buffer(values[names.index("count")], values[names.index("destMax")], max_bytes)
         values[names.index("dst")] = host_out

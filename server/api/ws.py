@@ -1,11 +1,13 @@
 """WebSocket `/v1/ws`: binary msgpack envelopes (see `proto.envelope`), in order per connection and client thread.
 
 On connect (optionally `?context=<id>` to join an existing context of the tenant) the server sends
-`{"hello": {"session", "context", "tenant"}}`. Each request is answered with its result, or -- when it asked for
-no reply (`reply: false`, a pipelined call) -- only if it fails; an error names the call's id and C name. The
-calls of one client thread run one after another; different threads of a connection run independently (so a
-thread blocked in a synchronize does not stop another thread from recording the event it waits for). Each
-thread's queue is bounded: when it is full the server stops reading, and TCP pushes back on the client.
+`{"hello": {"session", "context", "tenant"}}`. A frame holds one envelope, or an array of envelopes (the client
+batches pipelined calls), taken in order as if each had come alone. Each request is answered with its result,
+or -- when it asked for no reply (`reply: false`, a pipelined call) -- only if it fails; an error names the
+call's id and C name. The calls of one client thread run one after another; different threads of a connection
+run independently (so a thread blocked in a synchronize does not stop another thread from recording the event it
+waits for). Each thread's queue is bounded: when it is full the server stops reading, and TCP pushes back on the
+client.
 """
 
 from __future__ import annotations
@@ -71,26 +73,37 @@ class Connection:
             except Exception as error:
                 await self.send(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, f"not msgpack: {error}")))
                 continue
-            try:
-                request = parse_request(message)
-            except Exception as error:  # answer with the request's id when it could be read
-                ident = message.get("id") if isinstance(message, dict) else None
-                readable = isinstance(ident, int) and not isinstance(ident, bool)
-                if not isinstance(error, AclError):
-                    error = AclError(ACL_ERROR_INVALID_PARAM, f"malformed envelope: {type(error).__name__}")
-                await self.send(error_envelope(ident if readable else None, error))
-                continue
-            if request.thread not in self.threads and len(self.threads) >= MAX_THREADS:
-                too_many = f"a connection may use at most {MAX_THREADS} client threads"
-                await self.send(error_envelope(request.id, AclError(ACL_ERROR_INVALID_PARAM, too_many, request.api)))
-                continue
-            while self.queued_bytes and self.queued_bytes + len(data) > self.max_pending_bytes:
-                self._room.clear()
-                if not await self._unless_gone(self._room.wait()):
+            batch = message if isinstance(message, list) else [message]
+            for envelope in batch:
+                if not await self._accept(envelope, len(data) // len(batch)):
                     return
-            if not await self._unless_gone(self._queue_of(request.thread).put((request, len(data)))):
-                return
-            self.queued_bytes += len(data)
+
+    async def _accept(self, message: object, size: int) -> bool:
+        """Queue one envelope for its thread (or answer why it cannot be); False when the client is gone."""
+        try:
+            request = parse_request(message)
+        except Exception as error:  # answer with the request's id when it could be read
+            ident = message.get("id") if isinstance(message, dict) else None
+            readable = isinstance(ident, int) and not isinstance(ident, bool)
+            if not isinstance(error, AclError):
+                error = AclError(ACL_ERROR_INVALID_PARAM, f"malformed envelope: {type(error).__name__}")
+            await self.send(error_envelope(ident if readable else None, error))
+            return True
+        if request.thread not in self.threads and len(self.threads) >= MAX_THREADS:
+            too_many = f"a connection may use at most {MAX_THREADS} client threads"
+            await self.send(error_envelope(request.id, AclError(ACL_ERROR_INVALID_PARAM, too_many, request.api)))
+            return True
+        while self.queued_bytes and self.queued_bytes + size > self.max_pending_bytes:
+            self._room.clear()
+            if not await self._unless_gone(self._room.wait()):
+                return False
+        queue = self._queue_of(request.thread)
+        if not queue.full():
+            queue.put_nowait((request, size))
+        elif not await self._unless_gone(queue.put((request, size))):
+            return False
+        self.queued_bytes += size
+        return True
 
     async def _unless_gone(self, waiting: Coroutine[Any, Any, Any]) -> bool:
         """Await `waiting` unless the client goes away first (then False)."""

@@ -198,3 +198,14 @@ def test_kernel_properties_for_the_device() -> None:
     reduce = kernel_of(DECLS[18])
     assert list(reduce.tensors) == ["self", "out"]
     assert reduce.args["dim"] == aclCreateIntArray([1])
+
+
+def test_the_checks_run_once_per_description() -> None:
+    kernel = KernelDesc.from_wire(add_wire())
+    assert "needed_workspace" not in vars(kernel)
+    assert revalidate(kernel) is kernel and vars(kernel)["needed_workspace"] == 0
+    broken = dataclasses.replace(kernel, args={**kernel.args, "out": tensor([3, 2])})
+    for _ in range(2):  # an error is not remembered: it is raised again
+        with pytest.raises(AclError, match="out has shape"):
+            revalidate(broken)
+    assert "needed_workspace" not in vars(broken)

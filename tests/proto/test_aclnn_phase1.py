@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import pytest
@@ -146,3 +147,48 @@ def test_overlap_of_non_dense_views_is_left_to_the_kernel() -> None:
     evens = tensor([3], strides=[2], data=0x6000_0000)
     odds = tensor([3], strides=[2], offset=1, data=0x6000_0000)
     assert aclnn.aclnnInplaceMulGetWorkspaceSize(evens, odds)[0] == 0
+
+
+def test_a_repeated_call_over_the_same_objects_reuses_the_checked_description() -> None:
+    """Phase 1's memo: the very same host objects give the very same description, in a fresh executor each time
+    (single use holds); other objects, keyword calls and mutable arguments are checked anew; failures are not
+    remembered."""
+    a, b, out, alpha = tensor([2, 3]), tensor([2, 3]), tensor([2, 3]), scalar(1.0)
+    ws1, ex1 = aclnn.aclnnAddGetWorkspaceSize(a, b, alpha, out)
+    ws2, ex2 = aclnn.aclnnAddGetWorkspaceSize(a, b, alpha, out)
+    assert ws1 == ws2 == 0 and ex1 is not ex2 and ex2.kernel is ex1.kernel and not ex2.consumed
+    twin = dataclasses.replace(b)  # an equal value, another object: checked anew, an equal description
+    _, ex3 = aclnn.aclnnAddGetWorkspaceSize(a, twin, alpha, out)
+    assert ex3.kernel is not ex1.kernel and ex3.kernel == ex1.kernel
+    _, ex4 = aclnn.aclnnAddGetWorkspaceSize(self=a, other=b, alpha=alpha, out=out)
+    assert ex4.kernel is not ex1.kernel
+    bad = tensor([3, 2])
+    for _ in range(2):  # a failing call raises every time
+        with pytest.raises(AclError, match="out has shape"):
+            aclnn.aclnnAddGetWorkspaceSize(a, b, alpha, bad)
+
+    class Dim(int):  # a type phase 1 takes but the memo does not know to be immutable: checked every time
+        pass
+
+    _, soft = aclnn.aclnnSoftmaxGetWorkspaceSize(a, 1, out)
+    assert aclnn.aclnnSoftmaxGetWorkspaceSize(a, 1, out)[1].kernel is soft.kernel
+    dim = Dim(1)
+    assert (
+        aclnn.aclnnSoftmaxGetWorkspaceSize(a, dim, out)[1].kernel
+        is not aclnn.aclnnSoftmaxGetWorkspaceSize(a, dim, out)[1].kernel
+    )
+
+
+def test_the_memo_is_bounded() -> None:
+    from proto.aclnn import phase1 as module
+
+    alpha = scalar(1.0)
+    kept = [tensor([4]) for _ in range(module.MEMO_SIZE + 5)]
+    executors = [aclnn.aclnnAddGetWorkspaceSize(t, t, alpha, t)[1] for t in kept]
+    memo = next(
+        cell.cell_contents
+        for cell in aclnn.aclnnAddGetWorkspaceSize.__closure__ or ()
+        if isinstance(cell.cell_contents, dict)
+    )
+    assert 0 < len(memo) <= module.MEMO_SIZE
+    assert aclnn.aclnnAddGetWorkspaceSize(kept[-1], kept[-1], alpha, kept[-1])[1].kernel is executors[-1].kernel

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
+import msgpack
 import numpy as np
 
 import proto.aclnn as nn
 from proto.constants import aclDataType
-from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID
+from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID, ACLNN_ERR_PARAM_INVALID
 from tests.server.api.callers import WsCaller
 from tests.server.api.conftest import LiveServer
 from tests.server.api.test_calls import Remote
@@ -130,3 +131,42 @@ async def test_seed_concurrent_update_from_a_second_connection(live: LiveServer)
     finally:
         await updater.close()
         await main.close()
+
+
+async def test_a_batch_frame_runs_its_envelopes_in_order(live: LiveServer) -> None:
+    """One frame holding an array of envelopes = those envelopes sent one by one: in order, a bad one answered
+    with its id while the others run, packed (msgpack bytes) and JSON-form executors alike."""
+    c = await setup(live)
+    try:
+        r = Remote(c)
+        rng = np.random.default_rng(7)
+        values = rng.standard_normal(256).astype(np.float32)
+        x = await r.put(values)
+        xt = tensor_at(x, (256,), F32)
+        s = (await c("aclrtCreateStream"))["stream"]
+        two = nn.aclCreateScalar(2.0, F32)
+        ws, ex = nn.aclnnMulsGetWorkspaceSize(xt, two, xt)
+        packed = msgpack.packb(ex.kernel.to_wire(), use_bin_type=True)
+
+        def envelope(ident: int, api: str, **args: object) -> dict[str, object]:
+            return {"id": ident, "api": api, "args": args, "thread": "main", "reply": False}
+
+        muls = {"workspace": 0, "workspaceSize": ws, "stream": s}
+        batch = [
+            envelope(9001, "aclnnMuls", executor=packed, **muls),  # x *= 2
+            envelope(9002, "aclnnMuls", executor=b"\xc1 not msgpack", **muls),
+            envelope(9003, "aclnnMuls", executor=ex.kernel.to_wire(), **muls),  # x *= 2
+            "not an envelope",
+            envelope(9004, "aclrtMemsetAsync", devPtr=x, maxCount=1024, value=0, count=4, stream=s),  # x[0] = 0
+        ]
+        await c.ws.send(msgpack.packb(batch, use_bin_type=True))
+        await c("aclrtSynchronizeStream", stream=s)
+        errors = {m["id"]: m["error"] for m in c.orphans}
+        assert set(errors) == {9002, None}
+        assert errors[9002]["code"] == ACLNN_ERR_PARAM_INVALID and "not msgpack" in errors[9002]["message"]
+        assert "must be a map, got str" in errors[None]["message"]
+        expected = values.astype(np.float64) * 4
+        expected[0] = 0
+        np.testing.assert_allclose(await r.get(x, (256,)), expected, rtol=1e-6)
+    finally:
+        await c.close()

@@ -1,0 +1,73 @@
+"""Batching of pipelined calls over the WebSocket.
+
+A call that asks for no reply is not sent at once: it waits in the outbox, which leaves as one frame (a msgpack
+array of envelopes, see `proto.envelope`) when a call that waits is sent (ahead of it, in the same frame), when it
+holds `MAX_CALLS` calls or `MAX_BYTES` bytes, or `FLUSH_DELAY` after its first call (a flusher thread), whichever
+comes first. Frames leave in the order their calls were made, so the daemon sees every thread's calls in order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from typing import Final
+
+import msgpack
+
+MAX_CALLS: Final = 128
+MAX_BYTES: Final = 256 << 10
+FLUSH_DELAY: Final = 0.0005  # seconds a pipelined call may wait for company
+
+
+class Outbox:
+    def __init__(self, send: Callable[[bytes], None]) -> None:
+        self._send = send
+        self._pending: list[bytes] = []
+        self._bytes = 0
+        self._changed = threading.Condition()
+        self._sending = threading.Lock()  # held from taking the pending calls until their frame is sent
+        self._closed = False
+        threading.Thread(target=self._flush_later, name="vnpu-flusher", daemon=True).start()
+
+    def later(self, envelope: bytes) -> None:
+        """Queue a packed envelope that needs no reply."""
+        with self._changed:
+            self._pending.append(envelope)
+            self._bytes += len(envelope)
+            if len(self._pending) == 1:
+                self._changed.notify()
+            full = len(self._pending) >= MAX_CALLS or self._bytes >= MAX_BYTES
+        if full:
+            self.now()
+
+    def now(self, envelope: bytes | None = None) -> None:
+        """Send the pending calls, then `envelope`, in one frame (raises what the connection raises)."""
+        with self._sending:
+            with self._changed:
+                envelopes, self._pending, self._bytes = self._pending, [], 0
+            if envelope is not None:
+                envelopes.append(envelope)
+            if len(envelopes) == 1:
+                self._send(envelopes[0])
+            elif envelopes:
+                self._send(msgpack.Packer().pack_array_header(len(envelopes)) + b"".join(envelopes))
+
+    def close(self) -> None:
+        """Send what is pending and stop the flusher."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
+        self.now()
+
+    def _flush_later(self) -> None:
+        while True:
+            with self._changed:
+                while not self._pending and not self._closed:
+                    self._changed.wait()
+                if self._closed:
+                    return
+            time.sleep(FLUSH_DELAY)
+            with contextlib.suppress(Exception):  # the connection is gone: the reader tells the next call
+                self.now()
