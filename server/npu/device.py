@@ -18,6 +18,7 @@ from proto.errors import (
 from server.npu.arena import Arena, Epoch, MemoryFault
 from server.npu.hostmem import HostMemory
 from server.npu.ops import ViewCache
+from server.npu.ops.plans import PlanCache
 from server.npu.trace import Tracer
 
 DEVICE_BASE = 0x12C0_0000_0000  # device pointers look like the real runtime's
@@ -89,6 +90,7 @@ class Machine:
         # The views inline kernels see, shared by all that name the same memory alike; device memory only (a
         # free of host memory does not move the epoch).
         self.views = ViewCache(self.device_region, self.epoch)
+        self.plans = PlanCache(self.views, self.device_region, self.epoch)  # the plans of inline kernels
         self.offload_bytes = offload_bytes
         self.tracer = Tracer(trace_capacity)
         self.pool = ThreadPoolExecutor(kernel_threads or os.cpu_count() or 2, thread_name_prefix="vnpu-kernel")

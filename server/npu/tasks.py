@@ -5,8 +5,8 @@ before it, and a captured task sees the memory of its replay). A task also pins 
 fell in when it was issued: if one of them was freed since -- even if the address now belongs to a new
 allocation -- the task fails with ACL_ERROR_RT_DEVICE_MEM_ERROR naming the address, instead of silently touching
 reused memory (undefined behaviour on the real device). A kernel, the one task a replay runs by the thousand,
-checks its pins again only after some device memory has been freed (`Machine.epoch`), and sees its tensors
-through the machine's shared `ViewCache`.
+checks its pins again only after some device memory has been freed (`Machine.epoch`), and runs the plan of its
+description from the machine's `PlanCache` (its views, dtypes and numpy call resolved once).
 """
 
 from __future__ import annotations
@@ -69,12 +69,12 @@ class KernelTask:
         if self.checked != machine.epoch.value:
             check_pins(lane, self.pins)
             object.__setattr__(self, "checked", machine.epoch.value)
+        if self.work <= machine.offload_bytes:
+            machine.plans(self.kernel, self.workspace, self.workspace_size)()
+            return
         workspace = _region(lane, self.workspace, self.workspace_size) if self.workspace_size else None
-        if self.work > machine.offload_bytes:
-            launch = partial(run_kernel, self.kernel, machine.device_region, workspace)  # fresh views: off the loop
-            await asyncio.get_running_loop().run_in_executor(machine.pool, launch)
-        else:
-            run_kernel(self.kernel, machine.device_region, workspace, views=machine.views, silence=False)
+        launch = partial(run_kernel, self.kernel, machine.device_region, workspace)  # fresh views: off the loop
+        await asyncio.get_running_loop().run_in_executor(machine.pool, launch)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
 """The aclnn kernels: numpy over views of device memory, one module per operator family.
 
-`run_kernel(kernel, region, workspace)` runs one revalidated `KernelDesc`: its tensors are strided views of
-device memory obtained through `region` (or shared ones from a `ViewCache`), results are written through views
-of the outputs, and numpy's floating-point warnings are silenced (a division by zero gives inf, as on the
-device) -- by run_kernel, or once by a caller that runs many kernels under `np.errstate(all="ignore")`.
+`plan_kernel(kernel, views, workspace)` plans one revalidated `KernelDesc`: its tensors are strided views of
+device memory (fresh ones through a region, or shared ones from a `ViewCache`), and the plan it returns writes
+the results through views of the outputs. `run_kernel` plans and runs at once; a `PlanCache` keeps the plans of
+the descriptions a device runs again and again. numpy's floating-point warnings are silenced (a division by
+zero gives inf, as on the device) -- by run_kernel, or once by a caller that runs many plans under
+`np.errstate(all="ignore")` (entering it costs more than a small kernel).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 from proto.aclnn import KernelDesc
 from proto.errors import ACLNN_ERR_INNER_FIND_KERNEL, ACLNN_ERR_PARAM_INVALID, AclError
 from server.npu.ops import activation, copy, elementwise, matmul, reduce
-from server.npu.ops.launch import Kernel, Launch
+from server.npu.ops.launch import Kernel, Launch, Plan
 from server.npu.ops.views import Region, ViewCache, Views, tensor_view, uncached
 
 KERNELS: Final[dict[str, Kernel]] = {
@@ -27,22 +29,14 @@ KERNELS: Final[dict[str, Kernel]] = {
 }
 
 
-def run_kernel(
-    kernel: KernelDesc,
-    region: Region,
-    workspace: np.ndarray | None,
-    *,
-    views: Views | None = None,
-    silence: bool = True,
-) -> None:
-    """Run `kernel` (already revalidated) over device memory; `workspace` is a uint8 view or None. `views` (by
-    default fresh ones from `region`) resolves its tensors; `silence=False` where the caller already ignores
-    numpy's floating-point warnings (entering `np.errstate` costs more than a small kernel).
+def plan_kernel(kernel: KernelDesc, views: Views, workspace: np.ndarray | None) -> Plan:
+    """The plan of `kernel` (already revalidated) over the memory `views` sees; `workspace` is a uint8 view or
+    None. The plan is valid while its views are.
 
     AclError 561003 for an operator without a kernel, 161002 for a workspace smaller than phase 1 asked.
     """
-    run = KERNELS.get(kernel.op)
-    if run is None:
+    plan = KERNELS.get(kernel.op)
+    if plan is None:
         api = f"aclnn{kernel.op}"
         raise AclError(ACLNN_ERR_INNER_FIND_KERNEL, f"vnpu has no kernel for {api}", api=api)
     have = 0 if workspace is None else workspace.nbytes
@@ -53,12 +47,27 @@ def run_kernel(
             f"the workspace holds {have} bytes; {api} needs {kernel.workspace_size}",
             api,
         )
-    launch = Launch(kernel, uncached(region) if views is None else views, workspace)
-    if not silence:
-        run(launch)
-        return
+    return plan(Launch(kernel, views, workspace))
+
+
+def run_kernel(kernel: KernelDesc, region: Region, workspace: np.ndarray | None, *, views: Views | None = None) -> None:
+    """Plan and run `kernel` over device memory (fresh views from `region`, or those of `views`), with numpy's
+    floating-point warnings silenced."""
+    plan = plan_kernel(kernel, uncached(region) if views is None else views, workspace)
     with np.errstate(all="ignore"):
-        run(launch)
+        plan()
 
 
-__all__ = ["KERNELS", "Kernel", "Launch", "Region", "ViewCache", "Views", "run_kernel", "tensor_view", "uncached"]
+__all__ = [
+    "KERNELS",
+    "Kernel",
+    "Launch",
+    "Plan",
+    "Region",
+    "ViewCache",
+    "Views",
+    "plan_kernel",
+    "run_kernel",
+    "tensor_view",
+    "uncached",
+]

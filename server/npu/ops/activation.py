@@ -17,7 +17,7 @@ import numpy as np
 
 from proto.aclnn.rules import int_attr, wrap_dim
 from server.npu.ops.erf import erf
-from server.npu.ops.launch import Kernel, Launch
+from server.npu.ops.launch import Kernel, Launch, Plan
 
 CHUNK: Final = 1 << 16
 SQRT1_2: Final = math.sqrt(0.5)
@@ -29,20 +29,26 @@ def chunked(fn: Callable[[np.ndarray, np.ndarray], None], *, float64: bool = Fal
     nditer casts each result chunk into out, and copies an input that overlaps out before starting.
     """
 
-    def run(launch: Launch) -> None:
-        it = np.nditer(
-            [launch.read("self"), launch.write("out")],
-            flags=["external_loop", "buffered", "zerosize_ok", "copy_if_overlap"],
-            op_flags=[["readonly"], ["writeonly"]],
-            op_dtypes=[np.dtype(np.float64) if float64 else launch.compute, launch.result],
-            casting="unsafe",
-            buffersize=CHUNK,
-        )
-        with it:
-            for x, out in it:
-                fn(x, out)
+    def plan(launch: Launch) -> Plan:
+        x, out = launch.read("self"), launch.write("out")
+        dtypes = [np.dtype(np.float64) if float64 else launch.compute, launch.result]
 
-    return run
+        def run() -> None:
+            it = np.nditer(
+                [x, out],
+                flags=["external_loop", "buffered", "zerosize_ok", "copy_if_overlap"],
+                op_flags=[["readonly"], ["writeonly"]],
+                op_dtypes=dtypes,
+                casting="unsafe",
+                buffersize=CHUNK,
+            )
+            with it:
+                for xs, outs in it:
+                    fn(xs, outs)
+
+        return run
+
+    return plan
 
 
 def _gelu(x: np.ndarray, out: np.ndarray) -> None:
@@ -57,20 +63,27 @@ def _silu(x: np.ndarray, out: np.ndarray) -> None:
     np.divide(x, denominator, out=out, casting="unsafe")
 
 
-def softmax(launch: Launch) -> None:
+def softmax(launch: Launch) -> Plan:
     """out = exp(self - max) / sum(exp(self - max)) along dim, normalized in the workspace."""
     x = launch.read("self")
     if x.size == 0:
-        return
+        return _nothing
     axis = wrap_dim("dim", int_attr(launch.kernel.args, "dim"), x.ndim)
     x = np.atleast_1d(x)
     scratch = launch.scratch(launch.compute, x.shape)
-    np.copyto(scratch, x, casting="unsafe")
-    scratch -= scratch.max(axis=axis, keepdims=True)
-    np.exp(scratch, out=scratch)
-    scratch /= scratch.sum(axis=axis, keepdims=True)
-    with launch.output("out") as target:
+
+    def normalize(target: np.ndarray) -> None:
+        np.copyto(scratch, x, casting="unsafe")
+        scratch[...] -= scratch.max(axis=axis, keepdims=True)
+        np.exp(scratch, out=scratch)
+        scratch[...] /= scratch.sum(axis=axis, keepdims=True)
         np.copyto(np.atleast_1d(target), scratch, casting="unsafe")
+
+    return launch.into("out", normalize)
+
+
+def _nothing() -> None:
+    pass
 
 
 KERNELS: Final[dict[str, Kernel]] = {

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Final
 
 import numpy as np
 
-from server.npu.ops.launch import Kernel, Launch
+from server.npu.ops.launch import Kernel, Launch, Plan
 
 
-def cast(launch: Launch) -> None:
-    np.copyto(launch.write("out"), launch.read("self"), casting="unsafe")
+def cast(launch: Launch) -> Plan:
+    return partial(np.copyto, launch.write("out"), launch.read("self"), casting="unsafe")
 
 
-def inplace_copy(launch: Launch) -> None:
+def inplace_copy(launch: Launch) -> Plan:
     """selfRef ← src, broadcast and converted; numpy copies src first if the two overlap."""
-    np.copyto(launch.write("selfRef"), launch.read("src"), casting="unsafe")
+    return partial(np.copyto, launch.write("selfRef"), launch.read("src"), casting="unsafe")
 
 
 KERNELS: Final[dict[str, Kernel]] = {"Cast": cast, "InplaceCopy": inplace_copy}

@@ -2,7 +2,7 @@
 
 Each computes in the promoted dtype (fp16/bf16 in float32, as the NPU vector unit does) and rounds once into
 the output through numpy's `out=` (`casting="unsafe"`: phase 1 already checked that the cast is allowed; see
-`Launch.output` for an fp16/bf16 result written to an out of another dtype). Integer arithmetic wraps, as
+`Launch.into` for an fp16/bf16 result written to an out of another dtype). Integer arithmetic wraps, as
 torch's. numpy copies an input that overlaps the output before writing, so an aliased in-place call
 (InplaceAdd with selfRef and other sharing memory) gives torch's result. alpha · other is a temporary the
 size of other (it cannot go into out, which may be self).
@@ -15,40 +15,37 @@ from typing import Final
 import numpy as np
 
 from proto.aclnn import aclScalar
-from server.npu.ops.launch import Kernel, Launch
+from server.npu.ops.launch import Kernel, Launch, Plan
 
 
 def binary(ufunc: np.ufunc) -> Kernel:
     """out = self ∘ (alpha · other), other a tensor or a scalar; alpha only where the operator has it."""
 
-    def run(launch: Launch) -> None:
+    def plan(launch: Launch) -> Plan:
         decl, dtype = launch.kernel.decl, launch.compute
-        other = launch.operand("other", dtype)
+        first, other = launch.read(decl.args[0].name), launch.operand("other", dtype)
         alpha = launch.kernel.args.get("alpha")
-        if isinstance(alpha, aclScalar) and alpha.value != 1:  # else other · 1 == other: skip it
-            other = np.multiply(other, launch.scalar("alpha", dtype), dtype=dtype, casting="unsafe")
-        first = launch.read(decl.args[0].name)
-        with launch.output(decl.outputs[0]) as out:
-            ufunc(first, other, out=out, dtype=dtype, casting="unsafe")
+        if not isinstance(alpha, aclScalar) or alpha.value == 1:  # other · 1 == other: skip it
+            return launch.ufunc(ufunc, (first, other), decl.outputs[0])
+        scale = launch.scalar("alpha", dtype)
 
-    return run
+        def scaled(out: np.ndarray) -> None:
+            scaled_other = np.multiply(other, scale, dtype=dtype, casting="unsafe")
+            ufunc(first, scaled_other, out=out, dtype=dtype, casting="unsafe")
+
+        return launch.into(decl.outputs[0], scaled)
+
+    return plan
 
 
 def unary(ufunc: np.ufunc) -> Kernel:
     """out = f(self)."""
-
-    def run(launch: Launch) -> None:
-        with launch.output("out") as out:
-            ufunc(launch.read("self"), out=out, dtype=launch.compute, casting="unsafe")
-
-    return run
+    return lambda launch: launch.ufunc(ufunc, (launch.read("self"),), "out")
 
 
-def relu(launch: Launch) -> None:
+def relu(launch: Launch) -> Plan:
     """out = max(self, 0); NaN stays NaN."""
-    dtype = launch.compute
-    with launch.output("out") as out:
-        np.maximum(launch.read("self"), dtype.type(0), out=out, dtype=dtype, casting="unsafe")
+    return launch.ufunc(np.maximum, (launch.read("self"), np.zeros((), launch.compute)), "out")
 
 
 KERNELS: Final[dict[str, Kernel]] = {

@@ -1,10 +1,16 @@
-"""Launch: what one kernel sees while it runs (its description, device memory, its workspace)."""
+"""Launch: what one kernel sees (its description, device memory, its workspace) while it plans its run.
+
+A kernel is a planner: given a Launch it resolves its views, dtypes and constants and returns a `Plan`, a
+callable that only does the numpy work. The plan reads memory when it is called, never before, so one plan
+serves every run of its description while the views it holds are valid (see `server.npu.ops.plans`).
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -18,7 +24,7 @@ from server.npu.ops.views import Views
 class Launch:
     """One kernel launch over device memory: read views of inputs, write views of outputs, the workspace.
 
-    Built once per kernel run, so it is kept cheap: slots, not frozen, and its dtypes worked out once.
+    Built once per plan: slots, not frozen, and its dtypes worked out once.
     """
 
     kernel: KernelDesc
@@ -58,17 +64,32 @@ class Launch:
             return self.views(value, False)
         return self.scalar(name, dtype)
 
-    def output(self, name: str) -> Output:
-        """A context giving the array to compute into: out's view, or a result-dtype temporary copied into out
-        afterwards.
+    def into(self, name: str, compute: Callable[[np.ndarray], object]) -> Plan:
+        """A plan that runs `compute(target)` for output `name`: target is out's view, or a result-dtype
+        temporary (made when the plan runs) copied into out afterwards.
 
         The temporary exists only when the result is fp16/bf16 (computed in float32) and out has another
         dtype: the result rounds to its own dtype first and is then cast, as CANN's Cast after the kernel.
         """
         out, result = self.write(name), self.result
         if out.dtype == result or result == self.compute:
-            return Output(out, None)
-        return Output(out, np.empty(out.shape, result))
+            return partial(compute, out)
+
+        def through_temporary() -> None:
+            temporary = np.empty(out.shape, result)
+            compute(temporary)
+            np.copyto(out, temporary, casting="unsafe")
+
+        return through_temporary
+
+    def ufunc(self, ufunc: np.ufunc, inputs: Sequence[np.ndarray], name: str) -> Plan:
+        """A plan for `ufunc(*inputs)` computed in the compute dtype into output `name` (`casting="unsafe"`:
+        phase 1 already checked that the cast is allowed). Where every array already has the compute dtype,
+        the plan is the bare ufunc call."""
+        dtype, out = self.compute, self.write(name)
+        if self.result == dtype == out.dtype and all(x.dtype == dtype for x in inputs):
+            return lambda: ufunc(*inputs, out=out)
+        return self.into(name, lambda target: ufunc(*inputs, out=target, dtype=dtype, casting="unsafe"))
 
     def scratch(self, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         """A `dtype` array of `shape` laid over the start of the workspace."""
@@ -83,20 +104,8 @@ class Launch:
         return self.workspace[:nbytes].view(dtype).reshape(shape)
 
 
-class Output:
-    """`Launch.output`'s context (a plain class: a generator-based one costs more than a small kernel)."""
+Plan = Callable[[], object]
+"""A kernel's run with everything resolved: calling it reads its inputs and writes its outputs."""
 
-    __slots__ = ("out", "temporary")
-
-    def __init__(self, out: np.ndarray, temporary: np.ndarray | None) -> None:
-        self.out, self.temporary = out, temporary
-
-    def __enter__(self) -> np.ndarray:
-        return self.out if self.temporary is None else self.temporary
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        if self.temporary is not None and kind is None:
-            np.copyto(self.out, self.temporary, casting="unsafe")
-
-
-Kernel = Callable[[Launch], None]
+Kernel = Callable[[Launch], Plan]
+"""A kernel's planner: the plan of one launch (raising AclError where the launch cannot run)."""

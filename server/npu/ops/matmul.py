@@ -14,7 +14,7 @@ from typing import Final
 import numpy as np
 
 from proto.aclnn.rules import USE_FP16, int_attr
-from server.npu.ops.launch import Kernel, Launch
+from server.npu.ops.launch import Kernel, Launch, Plan
 
 FLOAT32: Final = np.dtype(np.float32)
 
@@ -25,12 +25,16 @@ def _operand(x: np.ndarray, fp16: bool) -> np.ndarray:
     return x.astype(np.float16).astype(FLOAT32) if fp16 else x
 
 
-def matmul(launch: Launch) -> None:
+def matmul(launch: Launch) -> Plan:
     a, b, out = launch.read("self"), launch.read("mat2"), launch.write("out")
     fp16 = int_attr(launch.kernel.args, "cubeMathType") == USE_FP16 and not a.ndim == b.ndim == 1
     scratch = launch.scratch(FLOAT32, out.shape)
-    np.matmul(_operand(a, fp16), _operand(b, fp16), out=scratch)
-    np.copyto(out, scratch, casting="unsafe")
+
+    def run() -> None:
+        np.matmul(_operand(a, fp16), _operand(b, fp16), out=scratch)
+        np.copyto(out, scratch, casting="unsafe")
+
+    return run
 
 
 KERNELS: Final[dict[str, Kernel]] = {"Matmul": matmul}

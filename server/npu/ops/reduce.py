@@ -13,23 +13,28 @@ from typing import Final
 import numpy as np
 
 from proto.aclnn.rules import Reduce
-from server.npu.ops.launch import Kernel, Launch
+from server.npu.ops.launch import Kernel, Launch, Plan
 
 
 def reduction(mean: bool) -> Kernel:
-    def run(launch: Launch) -> None:
+    def plan(launch: Launch) -> Plan:
         args, rule = launch.kernel.args, launch.kernel.decl.rule
         assert isinstance(rule, Reduce)
         x, out, dtype = launch.read("self"), launch.write("out"), launch.compute
-        axes = rule.axes(args)
-        result = out if out.dtype == dtype else np.empty(out.shape, dtype)
-        np.sum(x, axis=axes, dtype=dtype, keepdims=bool(args["keepDim"]), out=result)
-        if mean:
-            np.divide(result, math.prod(x.shape[a] for a in axes), out=result)
-        if result is not out:
-            np.copyto(out, result, casting="unsafe")
+        axes, keepdims = rule.axes(args), bool(args["keepDim"])
+        count = math.prod(x.shape[a] for a in axes)
 
-    return run
+        def run() -> None:
+            result = out if out.dtype == dtype else np.empty(out.shape, dtype)
+            np.sum(x, axis=axes, dtype=dtype, keepdims=keepdims, out=result)
+            if mean:
+                np.divide(result, count, out=result)
+            if result is not out:
+                np.copyto(out, result, casting="unsafe")
+
+        return run
+
+    return plan
 
 
 KERNELS: Final[dict[str, Kernel]] = {"ReduceSum": reduction(mean=False), "Mean": reduction(mean=True)}

@@ -21,10 +21,14 @@ def contiguous_strides(shape: tuple[int, ...]) -> list[int]:
 
 
 def upload(rt: Runtime, array: np.ndarray) -> int:
-    data = np.ascontiguousarray(array)
-    ptr = rt.aclrtMalloc(max(data.nbytes, 1), 0)
-    rt.aclrtMemcpy(ptr, data.nbytes, data.view(np.uint8).reshape(-1), data.nbytes, ACL_MEMCPY_HOST_TO_DEVICE)
+    ptr = rt.aclrtMalloc(max(array.nbytes, 1), 0)
+    upload_into(rt, ptr, array)
     return ptr
+
+
+def upload_into(rt: Runtime, ptr: int, array: np.ndarray) -> None:
+    data = np.ascontiguousarray(array)
+    rt.aclrtMemcpy(ptr, data.nbytes, data.view(np.uint8).reshape(-1), data.nbytes, ACL_MEMCPY_HOST_TO_DEVICE)
 
 
 def download(rt: Runtime, ptr: int, shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:

@@ -18,7 +18,7 @@ from proto.aclnn import (
 from proto.constants import ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, aclDataType, aclFormat
 from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 from server.npu import Machine, Runtime
-from tests.server.npu.devicekit import device_tensor, download, tensor_at
+from tests.server.npu.devicekit import device_tensor, download, tensor_at, upload_into
 
 F32 = aclDataType.ACL_FLOAT
 RNG = np.random.default_rng(11)
@@ -176,3 +176,45 @@ async def test_floating_point_warnings_stay_silent_on_every_path(rt: Runtime, ma
         await rt.aclrtSynchronizeStream(s)
         await rt.aclmdlRIExecute(model, -1)  # replayed from the host, not from a stream
         assert np.isposinf(download(rt, optr, (n,), np.float32)).all()
+
+
+async def test_kernels_of_one_description_share_a_plan_that_reads_memory_when_it_runs(
+    rt: Runtime, machine: Machine
+) -> None:
+    x, xp = device_tensor(rt, np.ones(4, np.float32))
+    o, op = device_tensor(rt, np.zeros(4, np.float32))
+    aclSetAclOpExecutorRepeatable(ex := aclnnMulGetWorkspaceSize(x, x, o)[1])
+    s = rt.aclrtCreateStream()
+    rt.aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
+    for _ in range(5):
+        rt.aclnnMul(0, 0, ex, s)
+    model = rt.aclmdlRICaptureEnd(s)
+    before = len(machine.plans)
+    for value in (2.0, 3.0):
+        upload_into(rt, xp, np.full(4, value, np.float32))
+        rt.aclmdlRIExecuteAsync(model, s)
+        await rt.aclrtSynchronizeStream(s)
+        np.testing.assert_array_equal(download(rt, op, (4,), np.float32), np.full(4, value * value))
+    upload_into(rt, xp, np.full(4, 5.0, np.float32))
+    rt.aclnnMul(0, 0, ex, s)  # eager: the same plan
+    await rt.aclrtSynchronizeStream(s)
+    np.testing.assert_array_equal(download(rt, op, (4,), np.float32), np.full(4, 25.0))
+    assert len(machine.plans) == before + 1
+
+
+async def test_a_replay_after_a_free_and_a_new_allocation_fails_naming_the_address(rt: Runtime) -> None:
+    x, xp = device_tensor(rt, np.ones(4, np.float32))
+    o, _ = device_tensor(rt, np.zeros(4, np.float32))
+    aclSetAclOpExecutorRepeatable(ex := aclnnMulGetWorkspaceSize(x, x, o)[1])
+    s = rt.aclrtCreateStream()
+    rt.aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
+    rt.aclnnMul(0, 0, ex, s)
+    model = rt.aclmdlRICaptureEnd(s)
+    rt.aclmdlRIExecuteAsync(model, s)
+    await rt.aclrtSynchronizeStream(s)  # the plan is warm
+    rt.aclrtFree(xp)
+    assert rt.aclrtMalloc(16, 0) == xp  # the same address, another allocation
+    rt.aclmdlRIExecuteAsync(model, s)
+    with pytest.raises(AclError) as info:
+        await rt.aclrtSynchronizeStream(s)
+    assert info.value.code == ACL_ERROR_RT_DEVICE_MEM_ERROR and f"{xp:#x}" in info.value.message

@@ -78,8 +78,14 @@ class FakeMemory:
         extent = offset + sum((d - 1) * s for d, s in zip(shape, strides, strict=True)) + 1
         ptr = self.alloc(extent * INFO[dtype].itemsize)
         t = aclCreateTensor(shape, dtype, strides, offset, aclFormat.ACL_FORMAT_ND, [extent], ptr)
-        self._storage(t, extent)[self._index(t)] = np.asarray(array, NUMPY[dtype]).reshape(-1)
+        self.write(t, array)
         return t
+
+    def write(self, t: aclTensor, array: np.ndarray) -> None:
+        """Store `array` (broadcast to the tensor's shape) into the tensor's elements."""
+        extent = t.offset + t.last_element + 1 if t.numel else 0
+        values = np.broadcast_to(np.asarray(array, NUMPY[t.data_type]), t.view_dims)
+        self._storage(t, extent)[self._index(t)] = values.reshape(-1)
 
     def empty(self, shape: Sequence[int], dtype: aclDataType, **layout: Any) -> aclTensor:
         """A tensor of garbage (random bytes reinterpreted)."""
