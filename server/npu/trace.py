@@ -11,7 +11,7 @@ a twentieth of a frozen dataclass); `events()` turns them into TraceEvents when 
 from __future__ import annotations
 
 import time
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,10 +65,10 @@ def _event(record: _Record) -> TraceEvent:
 class Tracer:
     def __init__(self, capacity: int = 100_000) -> None:
         self.capacity = capacity
-        self._events: deque[_Record] = deque(maxlen=max(capacity, 1))
+        self.ring: deque[_Record] = deque(maxlen=max(capacity, 1))
         self.enabled = capacity > 0
         self.epoch = time.perf_counter()
-        self.counts: Counter[type] = Counter()  # tasks run, by type (for the metrics; counted even when off)
+        self.counts: dict[type, int] = {}  # tasks run, by type (for the metrics; counted even when off)
 
     @staticmethod
     def clock() -> float:
@@ -76,16 +76,18 @@ class Tracer:
 
     def task(self, task: Any, where: Where, start: float, group: int | None = None, error: str | None = None) -> None:
         """Record `task`, which ran from `start` until now."""
-        self._events.append((type(task), task.describe(), where, start, time.perf_counter(), group, error))
+        self.ring.append((type(task), task.describe(), where, start, time.perf_counter(), group, error))
 
     def events(self, since: float = 0.0, owners: set[int] | None = None) -> list[TraceEvent]:
         """Events that ended after `since` (trace-clock seconds), of the given owners (ids) or of all."""
-        return [_event(r) for r in list(self._events) if r[4] > since and (owners is None or id(r[2].owner) in owners)]
+        return [_event(r) for r in list(self.ring) if r[4] > since and (owners is None or id(r[2].owner) in owners)]
 
 
 async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int | None = None) -> None:
-    """Run `task` on `lane`, recording it when tracing is on; an AclError is recorded and passed on."""
-    tracer.counts[type(task)] += 1
+    """Run `task` on `lane`, recording it when tracing is on; an AclError is recorded and passed on. A replay
+    calls this for every task: it is kept to the bare steps."""
+    kind, counts = type(task), tracer.counts
+    counts[kind] = counts.get(kind, 0) + 1
     if not tracer.enabled:
         await task.run(lane)
         return
@@ -95,7 +97,7 @@ async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int 
     except AclError as error:
         tracer.task(task, where, start, group, f"{error.name}: {error.message}")
         raise
-    tracer.task(task, where, start, group)
+    tracer.ring.append((kind, task.describe(), where, start, time.perf_counter(), group, None))
 
 
 def chrome(events: list[TraceEvent], epoch: float) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ serves every run of its description while the views it holds are valid (see `ser
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -82,14 +82,21 @@ class Launch:
 
         return through_temporary
 
-    def ufunc(self, ufunc: np.ufunc, inputs: Sequence[np.ndarray], name: str) -> Plan:
+    def ufunc(self, ufunc: np.ufunc, inputs: tuple[np.ndarray] | tuple[np.ndarray, np.ndarray], name: str) -> Plan:
         """A plan for `ufunc(*inputs)` computed in the compute dtype into output `name` (`casting="unsafe"`:
         phase 1 already checked that the cast is allowed). Where every array already has the compute dtype,
-        the plan is the bare ufunc call."""
+        the plan is the bare ufunc call. (Spelled out per arity: a call with `*inputs` costs twice the ufunc.)"""
         dtype, out = self.compute, self.write(name)
-        if self.result == dtype == out.dtype and all(x.dtype == dtype for x in inputs):
-            return lambda: ufunc(*inputs, out=out)
-        return self.into(name, lambda target: ufunc(*inputs, out=target, dtype=dtype, casting="unsafe"))
+        bare = self.result == dtype == out.dtype and all(x.dtype == dtype for x in inputs)
+        if len(inputs) == 1:
+            (x,) = inputs
+            if bare:
+                return lambda: ufunc(x, out=out)
+            return self.into(name, lambda target: ufunc(x, out=target, dtype=dtype, casting="unsafe"))
+        x, y = inputs
+        if bare:
+            return lambda: ufunc(x, y, out=out)
+        return self.into(name, lambda target: ufunc(x, y, out=target, dtype=dtype, casting="unsafe"))
 
     def scratch(self, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         """A `dtype` array of `shape` laid over the start of the workspace."""

@@ -27,7 +27,7 @@ class PlanCache:
         self._region = region
         self._generation = generation
         self._seen = generation.value
-        self._plans: dict[tuple[int, int, int], tuple[KernelDesc, Plan]] = {}
+        self._plans: dict[int | tuple[int, int, int], tuple[KernelDesc, Plan]] = {}
 
     def __len__(self) -> int:
         return len(self._plans)
@@ -37,7 +37,8 @@ class PlanCache:
         if self._seen != self._generation.value:
             self._plans.clear()
             self._seen = self._generation.value
-        key = (id(kernel), workspace, workspace_size)  # the entry keeps the kernel alive: its id stays its own
+        # The entry keeps the kernel alive, so its id stays its own; most kernels have no workspace (an int key).
+        key = id(kernel) if not workspace_size else (id(kernel), workspace, workspace_size)
         entry = self._plans.get(key)
         if entry is not None:
             return entry[1]
