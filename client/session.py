@@ -17,13 +17,13 @@ from urllib.parse import urlsplit
 import httpx
 import msgpack
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
-from websockets.sync.client import ClientConnection, connect
 
 from client.config import Config
 from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.errors import TransportError
 from client.hostbuf import HostBuffer
 from client.outbox import Outbox
+from client.wsconn import WsConnection
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -35,7 +35,7 @@ class Session:
         self._waiting: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
         self._lock = threading.Lock()
         self._broken: str | None = None
-        self._ws: ClientConnection | None = None
+        self._ws: WsConnection | None = None
         self._http: httpx.Client | None = None
         self._outbox: Outbox | None = None  # pipelined calls not sent yet (WebSocket)
         self._resources = contextlib.ExitStack()  # the connection, closed by close()
@@ -52,9 +52,10 @@ class Session:
         if self.config.context:
             url += f"?context={self.config.context}"
         try:
-            opening = connect(url, additional_headers=headers, max_size=None, compression=None, open_timeout=10)
-            self._ws = self._resources.enter_context(opening)
-            hello = msgpack.unpackb(self._ws.recv(timeout=10))["hello"]
+            self._ws = WsConnection(url, headers, timeout=10)
+            self._resources.callback(self._ws.close)
+            hello = msgpack.unpackb(self._ws.recv())["hello"]
+            self._ws.set_timeout(None)
         except (OSError, InvalidHandshake, TimeoutError, ConnectionClosed) as error:
             raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {_reason(error)}") from None
         self.context_id, self.session_id = hello["context"], hello["session"]
@@ -76,8 +77,8 @@ class Session:
     def _read_forever(self) -> None:
         assert self._ws is not None
         try:
-            for frame in self._ws:
-                message = msgpack.unpackb(frame)
+            while True:
+                message = msgpack.unpackb(self._ws.recv())
                 with self._lock:
                     slot = self._waiting.pop(message.get("id"), None)
                 if slot is not None:

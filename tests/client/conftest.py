@@ -17,9 +17,9 @@ from tests.server.api.conftest import free_port
 
 
 @contextlib.contextmanager
-def daemon_thread(devices: int = 2) -> Iterator[str]:
-    """A daemon with `devices` devices of 64 MiB; yields its URL."""
-    settings = Settings(devices=devices, memory=64 << 20, context_grace=0.05)
+def daemon_thread(devices: int = 2, token: str | None = None) -> Iterator[str]:
+    """A daemon with `devices` devices of 64 MiB (and `token` required, if given); yields its URL."""
+    settings = Settings(devices=devices, memory=64 << 20, context_grace=0.05, token=token)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, name=f"vnpu-daemon-{port}", daemon=True)
