@@ -36,9 +36,14 @@ class Metrics:
         self.pipelined_errors = Counter("vnpu_pipelined_errors", "errors of calls sent without waiting", ["api"],
                                         registry=self.registry)  # fmt: skip
 
+        self._children: dict[tuple[str, int], tuple[Counter, Histogram]] = {}  # labels() resolved once
+
     def call(self, api: str, code: int, seconds: float) -> None:
-        self.calls.labels(api, str(code)).inc()
-        self.latency.labels(api).observe(seconds)
+        children = self._children.get((api, code))
+        if children is None:
+            children = self._children[api, code] = (self.calls.labels(api, str(code)), self.latency.labels(api))
+        children[0].inc()
+        children[1].observe(seconds)
 
     def watch(self, sessions: Registry) -> None:
         self.registry.register(_DeviceCollector(sessions))

@@ -56,8 +56,7 @@ class AclnnCalls(Context):
         require(workspace_size >= need, f"workspaceSize {workspace_size} is smaller than the {need} bytes needed", bad)
         if workspace_size:
             require(workspace != 0, f"workspace is NULL but workspaceSize is {workspace_size}", bad)
-            self._check_memory(target.device, "workspace", workspace, workspace_size)
-        ptrs = [workspace] if workspace_size else []
+        pins = [self._pin(target.device, "workspace", workspace, workspace_size)] if workspace_size else []
         work = workspace_size
         for name, tensor in kernel.tensors.items():
             if tensor is None:
@@ -69,10 +68,18 @@ class AclnnCalls(Context):
                     "(a broadcast view can name far more elements than its memory holds)",
                 )
             work += tensor.numel * tensor.itemsize
-            if tensor.byte_range()[1]:
-                self._check_memory(target.device, name, *tensor.byte_range())
-                ptrs.append(tensor.byte_range()[0])
-        self.issue(target, KernelTask(api, kernel, workspace, workspace_size, self.pins(*ptrs), work))
+            start, nbytes = tensor.byte_range()
+            if nbytes:
+                pins.append(self._pin(target.device, name, start, nbytes))
+        self.issue(target, KernelTask(api, kernel, workspace, workspace_size, tuple(pins), work))
+
+    def _pin(self, device: Device, name: str, ptr: int, nbytes: int) -> tuple[int, object]:
+        """(ptr, the allocation it lies in) once [ptr, ptr + nbytes) is checked to be live memory of this context
+        on `device` (see `tasks.Pins`)."""
+        owner = device.arena.find(ptr) if ptr in device.arena else None
+        if owner is None or owner.ptr not in self.allocations or ptr + nbytes > owner.end:
+            self._check_memory(device, name, ptr, nbytes)  # raises, naming what is wrong
+        return ptr, owner
 
     def _check_memory(self, device: Device, name: str, ptr: int, nbytes: int) -> None:
         if nbytes == 0:
