@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, create_model
@@ -66,11 +67,11 @@ class Call:
     asynchronous: bool
     doc: str
 
-    @property
+    @cached_property
     def arg_names(self) -> tuple[str, ...]:
         return tuple(self.request.model_fields)
 
-    @property
+    @cached_property
     def out_names(self) -> tuple[str, ...]:
         return tuple(self.result.model_fields)
 
