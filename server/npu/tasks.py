@@ -70,7 +70,7 @@ class KernelTask:
             check_pins(lane, self.pins)
             object.__setattr__(self, "checked", machine.epoch.value)
         if self.work <= machine.offload_bytes:
-            machine.plans(self.kernel, self.workspace, self.workspace_size)()
+            machine.plans.get(self.kernel, self.workspace, self.workspace_size)()
             return
         workspace = _region(lane, self.workspace, self.workspace_size) if self.workspace_size else None
         launch = partial(run_kernel, self.kernel, machine.device_region, workspace)  # fresh views: off the loop
