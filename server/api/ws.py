@@ -145,7 +145,7 @@ class Connection:
             if not error.api:
                 error.api = request.api
             if not request.reply:
-                self.session.metrics.pipelined_errors.labels(error.api).inc()
+                self.session.metrics.pipelined_errors[error.api] += 1
             reply = error_envelope(request.id, error, request.thread)
         except Exception as error:
             log.exception("vnpu fault in %s", request.api)

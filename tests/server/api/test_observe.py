@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import xml.etree.ElementTree as ET
 
 import httpx
@@ -98,6 +99,14 @@ async def test_metrics_after_a_known_workload(http: httpx.AsyncClient) -> None:
     assert values['vnpu_calls_total{api="aclrtMalloc",code="100000"}'] == 1
     assert values['vnpu_calls_total{api="aclnnAdds",code="0"}'] == 2
     assert values['vnpu_call_seconds_count{api="aclrtSynchronizeStream"}'] == 1
+    buckets = sorted(
+        (float(k.split('le="')[1].rstrip('"}')), v)
+        for k, v in values.items()
+        if k.startswith('vnpu_call_seconds_bucket{api="aclnnAdds"')
+    )
+    assert len(buckets) == 14 and buckets[-1] == (float("inf"), 2)  # 13 bounds and +Inf, cumulative
+    assert all(a[1] <= b[1] for a, b in itertools.pairwise(buckets))
+    assert 0 < values['vnpu_call_seconds_sum{api="aclnnAdds"}'] < 10
     assert values['vnpu_tasks_total{kind="kernel"}'] == 3  # the replayed Muls and two Adds (none ran eagerly)
     assert values['vnpu_tasks_total{kind="group"}'] == 1
     assert values["vnpu_models"] == 1 and values["vnpu_contexts"] == 1 and values["vnpu_sessions"] == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import msgpack
 import numpy as np
 
@@ -58,6 +59,10 @@ async def test_a_failing_pipelined_call_reports_its_id_and_name(live: LiveServer
         assert errors[bad]["code"] == ACL_ERROR_RT_PARAM_INVALID and errors[bad]["api"] == "aclrtMemcpyAsync"
         assert "past its end" in errors[bad]["message"]
         assert errors[malformed]["code"] == ACL_ERROR_INVALID_PARAM and "maxCount" in errors[malformed]["message"]
+        async with httpx.AsyncClient(base_url=live.url) as http:
+            metrics = (await http.get("/metrics")).text
+        assert 'vnpu_pipelined_errors_total{api="aclrtMemcpyAsync"} 1.0' in metrics
+        assert 'vnpu_pipelined_errors_total{api="aclrtMemsetAsync"} 1.0' in metrics
         await c("aclrtMemsetAsync", devPtr=a, maxCount=64, value=7, count=64, stream=s)  # the session goes on
         await c("aclrtSynchronizeStream", stream=s)
         assert (await c("aclrtMemcpy", dst=None, destMax=64, src=a, count=64, kind=2))["data"] == b"\x07" * 64
