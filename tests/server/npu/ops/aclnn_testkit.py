@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from proto.aclnn import aclCreateTensor, aclOpExecutor, aclTensor, consume, revalidate
+from proto.aclnn import KernelDesc, aclCreateTensor, aclOpExecutor, aclTensor, consume, revalidate
 from proto.aclnn.dtypes import INFO, Kind
 from proto.constants import aclDataType, aclFormat
 from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, AclError
@@ -113,10 +113,14 @@ class FakeMemory:
     def launch(self, phase1: Callable[..., tuple[int, aclOpExecutor]], *args: object) -> int:
         """Phase 1, consume, revalidate, then the kernel over this memory; the workspace size."""
         size, executor = phase1(*args)
-        kernel = revalidate(consume(executor, phase1.__name__.removesuffix("GetWorkspaceSize")))
+        self.execute(revalidate(consume(executor, phase1.__name__.removesuffix("GetWorkspaceSize"))))
+        return size
+
+    def execute(self, kernel: KernelDesc) -> None:
+        """A revalidated kernel over this memory, planned afresh, with a fresh workspace."""
+        size = kernel.workspace_size
         workspace = self.region(self.alloc(size), size) if size else None
         run_kernel(kernel, self.region, workspace, views=self.views)  # shared views, as the device's inline kernels
-        return size
 
 
 def sample(rng: np.random.Generator, shape: Sequence[int], dtype: aclDataType) -> np.ndarray:

@@ -121,3 +121,41 @@ def test_warm_plans_match_a_float64_reference_on_fresh_data(
             want = want.astype(np.int64)
         close(mem.read(out), want, dtypes[2], rtol=2e-2 if F16 in dtypes or BF16 in dtypes else None)
     assert len(cache) == 1
+
+
+OTHERS = {  # operator: its phase 1, its arguments between self and out (by dtype), out's shape
+    "Relu": (nn.aclnnReluGetWorkspaceSize, lambda dt: (), (3, 4)),
+    "Exp": (nn.aclnnExpGetWorkspaceSize, lambda dt: (), (3, 4)),
+    "Gelu": (nn.aclnnGeluGetWorkspaceSize, lambda dt: (), (3, 4)),
+    "Softmax": (nn.aclnnSoftmaxGetWorkspaceSize, lambda dt: (1,), (3, 4)),
+    "ReduceSum": (nn.aclnnReduceSumGetWorkspaceSize, lambda dt: (nn.aclCreateIntArray([0]), False, dt), (4,)),
+    "Mean": (nn.aclnnMeanGetWorkspaceSize, lambda dt: (nn.aclCreateIntArray([1]), True, dt), (3, 1)),
+    "Cast": (nn.aclnnCastGetWorkspaceSize, lambda dt: (dt,), (3, 4)),
+}
+
+
+@pytest.mark.parametrize("dtype", [F32, F16])
+@pytest.mark.parametrize("name", [*OTHERS, "Matmul"])
+def test_warm_plans_of_other_families_equal_a_fresh_run(
+    mem: FakeMemory, rng: np.random.Generator, name: str, dtype: DT
+) -> None:
+    """Each family's plan, run again on new data, gives what planning afresh gives (workspaces included)."""
+    x = mem.tensor(sample(rng, (3, 4), dtype), dtype, step=2)
+    if name == "Matmul":
+        phase1, args, shape = nn.aclnnMatmulGetWorkspaceSize, (mem.tensor(sample(rng, (4, 5), dtype), dtype),), (3, 5)
+    else:
+        phase1, by_dtype, shape = OTHERS[name]
+        args = by_dtype(dtype)
+    tail = (0,) if name == "Matmul" else ()  # cubeMathType
+    out, fresh = mem.empty(shape, dtype), mem.empty(shape, dtype)
+    k = kernel(phase1, x, *args, out, *tail)
+    twin = kernel(phase1, x, *args, fresh, *tail)
+    workspace = mem.alloc(k.workspace_size) if k.workspace_size else 0
+    cache = plans(mem)
+    for _ in range(3):
+        mem.write(x, sample(rng, (3, 4), dtype))
+        with np.errstate(all="ignore"):
+            cache.get(k, workspace, k.workspace_size)()
+        mem.execute(twin)
+        np.testing.assert_array_equal(mem.read(out), mem.read(fresh))
+    assert len(cache) == 1
