@@ -71,7 +71,8 @@ class AclnnCalls(Context):
             start, nbytes = tensor.byte_range()
             if nbytes:
                 pins.append(self._pin(target.device, name, start, nbytes))
-        self.issue(target, KernelTask(api, kernel, workspace, workspace_size, tuple(pins), work))
+        checked = self.machine.epoch.value  # the pins hold until memory is freed
+        self.issue(target, KernelTask(api, kernel, workspace, workspace_size, tuple(pins), work, checked))
 
     def _pin(self, device: Device, name: str, ptr: int, nbytes: int) -> tuple[int, object]:
         """(ptr, the allocation it lies in) once [ptr, ptr + nbytes) is checked to be live memory of this context

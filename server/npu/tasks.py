@@ -57,7 +57,7 @@ class KernelTask:
     workspace_size: int
     pins: Pins
     work: int  # bytes the kernel computes over (elements viewed x itemsize): decides if it leaves the event loop
-    checked: int = field(default=-1, init=False, compare=False, repr=False)  # the epoch its pins were checked in
+    checked: int = field(default=-1, compare=False, repr=False)  # the memory epoch its pins were last checked in
 
     def describe(self) -> str:
         return f"{self.api} kernel {self.kernel.op}"
