@@ -89,7 +89,12 @@ class WsConnection:
         self._sock.close()
 
     def _receive(self) -> None:
-        data = self._sock.recv(CHUNK)
+        try:
+            data = self._sock.recv(CHUNK)
+        except TimeoutError:
+            raise
+        except OSError:  # reset by the peer: the connection ended without a closing handshake
+            data = b""
         with self._lock:
             if data:
                 self._protocol.receive_data(data)
