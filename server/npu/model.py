@@ -175,13 +175,14 @@ class ModelRI:
             loop = asyncio.get_running_loop()
             marks = {record: loop.create_future() for record in self.records()}
             failures: list[AclError] = []
+            lanes = [
+                self._replay_lane(ReplayLane(self, i, on, marks), lane, failures) for i, lane in enumerate(self.lanes)
+            ]
             with np.errstate(all="ignore"):  # once for every kernel of the replay (the lanes inherit it)
-                await asyncio.gather(
-                    *(
-                        self._replay_lane(ReplayLane(self, i, on, marks), lane, failures)
-                        for i, lane in enumerate(self.lanes)
-                    )
-                )
+                if len(lanes) == 1:
+                    await lanes[0]  # one lane needs no task of its own (each costs event-loop turns)
+                else:
+                    await asyncio.gather(*lanes)
             self.executions += 1
             if failures:
                 raise failures[0]

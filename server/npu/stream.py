@@ -85,6 +85,9 @@ class Stream:
             return True
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         heapq.heappush(self._reached, (seq, id(future), future))
+        if timeout is None:
+            await future
+            return True
         try:
             await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
