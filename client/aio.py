@@ -5,15 +5,17 @@
     dev = await aio.aclrtMalloc(1024, 0)
 
 Both modules are generated from the one call table and share the I/O-free core (`client.core`): argument
-conversion, pipelining, result shaping and error rules are the same. All coroutines of one event loop are one
-client thread for the daemon. Host objects (aclCreateTensor, phase 1, ...) are plain functions, as in
-`client.acl`. A remote HostBuffer (another machine, or VNPU_HOST_MEMORY=remote) cannot do blocking I/O inside a
-loop: use `await host_write(buf, data)` / `await host_read(buf)` with it; a local one works directly.
+conversion, pipelining (batched by `client.outbox`), result shaping and error rules are the same. All coroutines
+of one event loop are one client thread for the daemon. Host objects (aclCreateTensor, phase 1, ...) are plain
+functions, as in `client.acl`. A remote HostBuffer (another machine, or VNPU_HOST_MEMORY=remote) cannot do
+blocking I/O inside a loop: use `await host_write(buf, data)` / `await host_read(buf)` with it; a local one works
+directly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,6 +32,7 @@ from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.errors import TransportError as TransportError
 from client.hostbuf import HostBuffer as HostBuffer
+from client.outbox import AsyncOutbox
 from client.session import LOOPBACK
 from proto.calltable import CALLS
 from proto.errors import AclError as AclError
@@ -43,6 +46,7 @@ class AsyncSession:
         self.protocol = Protocol()
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ws: ClientConnection | None = None
+        self._outbox: AsyncOutbox | None = None  # pipelined calls not sent yet (WebSocket)
         self._http: httpx.AsyncClient | None = None
         self._reader: asyncio.Task[None] | None = None
         self._broken: str | None = None
@@ -69,6 +73,7 @@ class AsyncSession:
         hello = msgpack.unpackb(await self._ws.recv())["hello"]
         self.context_id, self.session_id = hello["context"], hello["session"]
         self._reader = asyncio.get_running_loop().create_task(self._read_forever())
+        self._outbox = AsyncOutbox(self._ws.send)
 
     async def _open_http(self, headers: dict[str, str]) -> None:
         self._http = httpx.AsyncClient(base_url=self.config.endpoint, headers=headers, timeout=None)
@@ -122,9 +127,10 @@ class AsyncSession:
         if out.wait:
             future = asyncio.get_running_loop().create_future()
             self._waiting[envelope["id"]] = future
-        assert self._ws is not None
+        assert self._outbox is not None
         try:
-            await self._ws.send(msgpack.packb(envelope, use_bin_type=True))
+            data = msgpack.packb(envelope, use_bin_type=True)
+            await (self._outbox.now(data) if out.wait else self._outbox.later(data))
         except ConnectionClosed as error:
             raise TransportError(f"cannot send to the daemon: {error}") from None
         return await future if future is not None else None
@@ -139,6 +145,9 @@ class AsyncSession:
         return HostBuffer(ptr, size, _blocking_io, _blocking_io, segment, owner=self)
 
     async def close(self) -> None:
+        if self._outbox is not None:
+            with contextlib.suppress(ConnectionClosed, OSError):
+                await self._outbox.now()
         if self._ws is not None:
             await self._ws.close()
         if self._reader is not None:

@@ -4,14 +4,16 @@ A call that asks for no reply is not sent at once: it waits in the outbox, which
 array of envelopes, see `proto.envelope`) when a call that waits is sent (ahead of it, in the same frame), when it
 holds `MAX_CALLS` calls or `MAX_BYTES` bytes, or `FLUSH_DELAY` after its first call (a flusher thread), whichever
 comes first. Frames leave in the order their calls were made, so the daemon sees every thread's calls in order.
+`AsyncOutbox` is the same for `client.aio`, on its event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 import msgpack
@@ -21,7 +23,17 @@ MAX_BYTES: Final = 256 << 10
 FLUSH_DELAY: Final = 0.0005  # seconds a pipelined call may wait for company
 
 
+def frame_of(envelopes: list[bytes]) -> bytes:
+    """One frame for packed envelopes: the envelope itself, or a msgpack array of them."""
+    if len(envelopes) == 1:
+        return envelopes[0]
+    header: bytes = msgpack.Packer().pack_array_header(len(envelopes))
+    return header + b"".join(envelopes)
+
+
 class Outbox:
+    """The blocking client's outbox: any thread queues or sends; a flusher thread sends what waits too long."""
+
     def __init__(self, send: Callable[[bytes], None]) -> None:
         self._send = send
         self._pending: list[bytes] = []
@@ -49,10 +61,8 @@ class Outbox:
                 envelopes, self._pending, self._bytes = self._pending, [], 0
             if envelope is not None:
                 envelopes.append(envelope)
-            if len(envelopes) == 1:
-                self._send(envelopes[0])
-            elif envelopes:
-                self._send(msgpack.Packer().pack_array_header(len(envelopes)) + b"".join(envelopes))
+            if envelopes:
+                self._send(frame_of(envelopes))
 
     def close(self) -> None:
         """Send what is pending and stop the flusher."""
@@ -71,3 +81,42 @@ class Outbox:
             time.sleep(FLUSH_DELAY)
             with contextlib.suppress(Exception):  # the connection is gone: the reader tells the next call
                 self.now()
+
+
+class AsyncOutbox:
+    """The outbox of an asyncio session: the same rules, a timer of the event loop instead of a thread."""
+
+    def __init__(self, send: Callable[[bytes], Awaitable[None]]) -> None:
+        self._send = send
+        self._pending: list[bytes] = []
+        self._bytes = 0
+        self._sending = asyncio.Lock()  # frames leave in the order their calls were taken
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushing: asyncio.Future[None] | None = None
+
+    async def later(self, envelope: bytes) -> None:
+        self._pending.append(envelope)
+        self._bytes += len(envelope)
+        if len(self._pending) >= MAX_CALLS or self._bytes >= MAX_BYTES:
+            await self.now()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(FLUSH_DELAY, self._due)
+
+    async def now(self, envelope: bytes | None = None) -> None:
+        envelopes, self._pending, self._bytes = self._pending, [], 0
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if envelope is not None:
+            envelopes.append(envelope)
+        if envelopes:
+            async with self._sending:
+                await self._send(frame_of(envelopes))
+
+    def _due(self) -> None:
+        self._timer = None
+        self._flushing = asyncio.ensure_future(self._flush_quietly())  # kept: a task nobody holds may vanish
+
+    async def _flush_quietly(self) -> None:
+        with contextlib.suppress(Exception):  # the connection is gone: the reader tells the next call
+            await self.now()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
@@ -9,7 +10,7 @@ import time
 import msgpack
 
 from client import outbox
-from client.outbox import Outbox
+from client.outbox import AsyncOutbox, Outbox
 
 
 class Wire:
@@ -105,3 +106,25 @@ def test_a_broken_connection_does_not_kill_the_flusher() -> None:
     assert calls[-1] == packed(2)
     with contextlib.suppress(OSError):
         box.close()
+
+
+async def test_the_asyncio_outbox_batches_in_order_and_flushes_after_the_delay() -> None:
+    wire = Wire()
+
+    async def send(frame: bytes) -> None:
+        await asyncio.sleep(0)  # a real send may yield
+        wire.send(frame)
+
+    box = AsyncOutbox(send)
+    for i in range(3):
+        await box.later(packed(i))
+    await box.now(packed(3))
+    assert wire.frames == [[0, 1, 2, 3]]
+    await box.later(packed(4))
+    assert len(wire.frames) == 1  # waits for company ...
+    await asyncio.sleep(outbox.FLUSH_DELAY * 20)
+    assert wire.frames[1] == [4]  # ... not for long
+    calls = [box.later(packed(i)) for i in range(5, 5 + outbox.MAX_CALLS * 2)]
+    await asyncio.gather(*calls, box.now(packed(9999)))
+    assert wire.sent() == [*range(0, 5 + outbox.MAX_CALLS * 2), 9999]
+    assert max(len(f) for f in wire.frames) <= outbox.MAX_CALLS + 1
