@@ -3,13 +3,14 @@
 A call that asks for no reply is not sent at once: it waits in the outbox, which leaves as one frame (a msgpack
 array of envelopes, see `proto.envelope`) when a call that waits is sent (ahead of it, in the same frame), when it
 holds `MAX_CALLS` calls or `MAX_BYTES` bytes, or `FLUSH_DELAY` after its first call (a flusher thread), whichever
-comes first. Frames leave in the order their calls were made, so the daemon sees every thread's calls in order.
-`AsyncOutbox` is the same for `client.aio`, on its event loop.
+comes first, and at the latest when the program exits. Frames leave in the order their calls were made, so the
+daemon sees every thread's calls in order. `AsyncOutbox` batches for `client.aio`, without a timer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import threading
 import time
@@ -42,6 +43,7 @@ class Outbox:
         self._sending = threading.Lock()  # held from taking the pending calls until their frame is sent
         self._closed = False
         threading.Thread(target=self._flush_later, name="vnpu-flusher", daemon=True).start()
+        atexit.register(self.flush_at_exit)  # a program may end right after a pipelined call
 
     def later(self, envelope: bytes) -> None:
         """Queue a packed envelope that needs no reply."""
@@ -64,8 +66,13 @@ class Outbox:
             if envelopes:
                 self._send(frame_of(envelopes))
 
+    def flush_at_exit(self) -> None:
+        with contextlib.suppress(Exception):
+            self.now()
+
     def close(self) -> None:
         """Send what is pending and stop the flusher."""
+        atexit.unregister(self.flush_at_exit)
         with self._changed:
             self._closed = True
             self._changed.notify()
@@ -84,39 +91,24 @@ class Outbox:
 
 
 class AsyncOutbox:
-    """The outbox of an asyncio session: the same rules, a timer of the event loop instead of a thread."""
+    """The outbox of an asyncio session. No timer (an event loop may end right after a pipelined call, and its
+    timers with it): a pipelined call goes out at once unless a frame is being sent, and then leaves with the
+    calls that queue up behind that frame -- batches form exactly when the connection is the bottleneck."""
 
     def __init__(self, send: Callable[[bytes], Awaitable[None]]) -> None:
         self._send = send
         self._pending: list[bytes] = []
-        self._bytes = 0
         self._sending = asyncio.Lock()  # frames leave in the order their calls were taken
-        self._timer: asyncio.TimerHandle | None = None
-        self._flushing: asyncio.Future[None] | None = None
 
     async def later(self, envelope: bytes) -> None:
         self._pending.append(envelope)
-        self._bytes += len(envelope)
-        if len(self._pending) >= MAX_CALLS or self._bytes >= MAX_BYTES:
+        if not self._sending.locked() or len(self._pending) >= MAX_CALLS:
             await self.now()
-        elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(FLUSH_DELAY, self._due)
 
     async def now(self, envelope: bytes | None = None) -> None:
-        envelopes, self._pending, self._bytes = self._pending, [], 0
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
         if envelope is not None:
-            envelopes.append(envelope)
-        if envelopes:
-            async with self._sending:
+            self._pending.append(envelope)
+        async with self._sending:  # the holder sends until nothing is left, what queued behind it included
+            while self._pending:
+                envelopes, self._pending = self._pending, []
                 await self._send(frame_of(envelopes))
-
-    def _due(self) -> None:
-        self._timer = None
-        self._flushing = asyncio.ensure_future(self._flush_quietly())  # kept: a task nobody holds may vanish
-
-    async def _flush_quietly(self) -> None:
-        with contextlib.suppress(Exception):  # the connection is gone: the reader tells the next call
-            await self.now()

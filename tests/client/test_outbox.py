@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import msgpack
 
 from client import outbox
+from client.config import Config
 from client.outbox import AsyncOutbox, Outbox
+from client.session import Session
+from proto.constants import ACL_EVENT_EXTERNAL
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Wire:
@@ -108,23 +117,56 @@ def test_a_broken_connection_does_not_kill_the_flusher() -> None:
         box.close()
 
 
-async def test_the_asyncio_outbox_batches_in_order_and_flushes_after_the_delay() -> None:
+async def test_the_asyncio_outbox_sends_at_once_and_batches_behind_a_slow_send() -> None:
     wire = Wire()
+    gate = asyncio.Event()
 
     async def send(frame: bytes) -> None:
-        await asyncio.sleep(0)  # a real send may yield
+        await gate.wait()  # a slow connection
         wire.send(frame)
 
     box = AsyncOutbox(send)
-    for i in range(3):
-        await box.later(packed(i))
-    await box.now(packed(3))
-    assert wire.frames == [[0, 1, 2, 3]]
-    await box.later(packed(4))
-    assert len(wire.frames) == 1  # waits for company ...
-    await asyncio.sleep(outbox.FLUSH_DELAY * 20)
-    assert wire.frames[1] == [4]  # ... not for long
-    calls = [box.later(packed(i)) for i in range(5, 5 + outbox.MAX_CALLS * 2)]
-    await asyncio.gather(*calls, box.now(packed(9999)))
-    assert wire.sent() == [*range(0, 5 + outbox.MAX_CALLS * 2), 9999]
-    assert max(len(f) for f in wire.frames) <= outbox.MAX_CALLS + 1
+    first = asyncio.ensure_future(box.later(packed(0)))  # goes out at once, and blocks on the connection
+    await asyncio.sleep(0)
+    behind = [asyncio.ensure_future(box.later(packed(i))) for i in range(1, 6)]
+    last = asyncio.ensure_future(box.now(packed(6)))
+    await asyncio.sleep(0)
+    gate.set()
+    await asyncio.gather(first, *behind, last)
+    assert wire.frames == [[0], [1, 2, 3, 4, 5, 6]]  # in order; what queued behind the slow send, in one frame
+    await box.later(packed(7))  # nothing in flight: out at once, alone
+    assert wire.frames[-1] == [7]
+    gate.clear()
+    first = asyncio.ensure_future(box.later(packed(8)))
+    await asyncio.sleep(0)
+    await box.later(packed(9))  # queued behind a send in flight, and no call after it ...
+    gate.set()
+    await first
+    assert wire.frames[-2:] == [[8], [9]]  # ... leaves when that send is done
+
+
+def test_a_program_that_ends_right_after_a_pipelined_call_still_sends_it(daemon: str) -> None:
+    """A second process joins the context, records an EXTERNAL event (pipelined) and exits at once: the record
+    must still reach the daemon, or this stream's wait on it would never end."""
+    session = Session(Config(endpoint=daemon))
+    try:
+        session.call("aclInit", None)
+        session.call("aclrtSetDevice", 0)
+        stream = session.call("aclrtCreateStream")
+        event = session.call("aclrtCreateEventWithFlag", ACL_EVENT_EXTERNAL)
+        session.call("aclrtStreamWaitEventWithTimeout", stream, event, 20_000)
+        program = (
+            "from client.config import Config\n"
+            "from client.session import Session\n"
+            f"s = Session(Config(endpoint={daemon!r}, context={session.context_id!r}))\n"
+            "s.call('aclInit', None)\n"
+            "s.call('aclrtSetDevice', 0)\n"
+            f"s.call('aclrtRecordEvent', {event}, 0)\n"  # pipelined; no call waits after it
+        )
+        child = subprocess.run(
+            [sys.executable, "-c", program], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60
+        )
+        assert child.returncode == 0
+        session.call("aclrtSynchronizeStreamWithTimeout", stream, 20_000)  # returns: the record arrived
+    finally:
+        session.close()
