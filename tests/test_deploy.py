@@ -159,6 +159,16 @@ def test_serve_speaks_tls_with_the_ssl_options(tmp_path: Path) -> None:
         assert answer is not None and answer.status_code == 200
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)  # plain HTTP is not served
+        client = (  # the client over wss://, trusting the certificate as a user would (SSL_CERT_FILE)
+            "from client.config import Config\n"
+            "from client.session import Session\n"
+            f"s = Session(Config(endpoint='https://127.0.0.1:{port}'))\n"
+            "s.call('aclInit', None); s.call('aclrtSetDevice', 0)\n"
+            "print('device', s.call('aclrtGetDevice')); s.close()\n"
+        )
+        env = {**os.environ, "SSL_CERT_FILE": str(cert), "PYTHONPATH": str(ROOT)}
+        run = subprocess.run([sys.executable, "-c", client], cwd=ROOT, env=env, capture_output=True, timeout=60)
+        assert run.returncode == 0 and run.stdout.decode().strip() == "device 0", run.stderr.decode()[-2000:]
     finally:
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=30)[0].decode()
