@@ -42,13 +42,16 @@ class HostBuffer:
         return self.ptr + self.size
 
 
+FREED_KEPT = 4096  # freed buffers remembered (host pointers are never reused, so this only bounds the messages)
+
+
 class HostMemory:
     def __init__(self) -> None:
         self.prefix = f"vnpu-{os.getpid()}"
         self._next_ptr = HOST_BASE
         self._starts: list[int] = []
         self._live: dict[int, HostBuffer] = {}
-        self._freed: set[int] = set()
+        self._freed: dict[int, int] = {}  # recently freed ptr -> size, to explain a double free or a stale pointer
 
     @property
     def used_bytes(self) -> int:
@@ -89,7 +92,9 @@ class HostMemory:
                 raise MemoryFault(f"host pointer {ptr:#x} was already freed (double free)")
             raise MemoryFault(f"{ptr:#x} is not the start of an aclrtMallocHost buffer")
         self._starts.pop(bisect.bisect_left(self._starts, ptr))
-        self._freed.add(ptr)
+        if len(self._freed) >= FREED_KEPT:
+            self._freed.pop(next(iter(self._freed)))
+        self._freed[ptr] = buf.size
         self._release(buf)
         return buf
 
@@ -104,7 +109,7 @@ class HostMemory:
     def region(self, ptr: int, nbytes: int) -> np.ndarray:
         buf = self.find(ptr)
         if buf is None:
-            freed = any(p <= ptr for p in self._freed)
+            freed = any(p <= ptr < p + max(n, 1) for p, n in self._freed.items())
             why = "a freed aclrtMallocHost buffer" if freed else "no live aclrtMallocHost buffer"
             raise MemoryFault(f"host pointer {ptr:#x} points into {why}")
         if ptr + nbytes > buf.end:

@@ -24,6 +24,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
+from server.npu.arena import MemoryFault
 from tests.conftest import MEMORY
 
 H2D, D2H, D2D = ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_DEVICE_TO_DEVICE
@@ -238,3 +239,22 @@ async def test_host_pointer_bounds(rt: Runtime) -> None:
     with pytest.raises(AclError) as info:
         rt.aclrtMallocHost(0)
     assert info.value.code == ACL_ERROR_INVALID_PARAM
+
+
+def test_the_record_of_freed_host_buffers_is_bounded_and_precise(machine: Machine) -> None:
+    from server.npu import hostmem
+
+    host = machine.host
+    first = host.malloc(64)
+    live = host.malloc(64)
+    host.free(first.ptr)
+    with pytest.raises(MemoryFault, match="points into a freed aclrtMallocHost buffer"):
+        host.region(first.ptr + 8, 4)
+    with pytest.raises(MemoryFault, match="points into no live aclrtMallocHost buffer"):
+        host.region(live.end + 8, 4)  # the guard page after a live buffer: above a freed one, but not in it
+    for _ in range(hostmem.FREED_KEPT + 3):
+        host.free(host.malloc(16).ptr)
+    assert len(host._freed) == hostmem.FREED_KEPT
+    with pytest.raises(MemoryFault, match="not the start of an aclrtMallocHost buffer"):
+        host.free(first.ptr)  # forgotten by now: still refused, with the plainer message
+    host.free(live.ptr)
