@@ -72,7 +72,7 @@ class KernelTask:
         if self.work <= machine.offload_bytes:
             machine.plans.get(self.kernel, self.workspace, self.workspace_size)()
             return
-        workspace = _region(lane, self.workspace, self.workspace_size) if self.workspace_size else None
+        workspace = machine.device_region(self.workspace, self.workspace_size) if self.workspace_size else None
         launch = partial(run_kernel, self.kernel, machine.device_region, workspace)  # fresh views: off the loop
         await asyncio.get_running_loop().run_in_executor(machine.pool, launch)
 

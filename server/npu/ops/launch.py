@@ -39,17 +39,11 @@ class Launch:
 
     def read(self, name: str) -> np.ndarray:
         """A read-only view of tensor argument `name`."""
-        return self.views(self._tensor(name), False)
+        return self.views(self.kernel.tensor(name), False)
 
     def write(self, name: str) -> np.ndarray:
         """A writeable view of tensor argument `name`."""
-        return self.views(self._tensor(name), True)
-
-    def _tensor(self, name: str) -> aclTensor:
-        tensor = self.kernel.args[name]
-        if not isinstance(tensor, aclTensor):
-            raise TypeError(f"argument {name} is {type(tensor).__name__}, not aclTensor")
-        return tensor
+        return self.views(self.kernel.tensor(name), True)
 
     def scalar(self, name: str, dtype: np.dtype) -> np.ndarray:
         """Scalar argument `name` as a 0-d array of `dtype` (integers wrap, as C's conversion does)."""

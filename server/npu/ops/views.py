@@ -50,10 +50,9 @@ class ViewCache:
     same memory the same way shares one view instead of resolving it again on every launch.
 
     A view checked against live memory stays valid until some memory is freed, so the cache empties whenever
-    `generation` moves (a stale view then fails its region check again, as the first one would have). In front
-    of the views by value sits an index by tensor object (its id, the tensor kept alive beside it): a hit there
-    costs no key building. Each holds at most `capacity` entries and starts over when full, so the cache's size
-    depends on the tensors in use, not on the number of tasks. Not thread-safe: use it on the event loop only.
+    `generation` moves (a stale view then fails its region check again, as the first one would have). It holds
+    at most `capacity` views and starts over when full, so its size depends on the tensors in use, not on the
+    number of tasks. Not thread-safe: use it on the event loop only.
     """
 
     def __init__(self, region: Region, generation: Generation, capacity: int = 4096) -> None:
@@ -61,31 +60,23 @@ class ViewCache:
         self.capacity = capacity
         self._generation = generation
         self._seen = generation.value
-        self._by_tensor: dict[tuple[int, bool], tuple[aclTensor, np.ndarray]] = {}
-        self._by_memory: dict[tuple[object, ...], np.ndarray] = {}
+        self._views: dict[tuple[object, ...], np.ndarray] = {}
 
     def __len__(self) -> int:
         """Distinct views held."""
-        return len(self._by_memory)
+        return len(self._views)
 
     def __call__(self, tensor: aclTensor, writeable: bool) -> np.ndarray:
         if self._seen != self._generation.value:
-            self._by_tensor.clear()
-            self._by_memory.clear()
+            self._views.clear()
             self._seen = self._generation.value
-        entry = self._by_tensor.get((id(tensor), writeable))
-        if entry is not None and entry[0] is tensor:
-            return entry[1]
         key = (tensor.data, tensor.offset, tensor.view_dims, tensor.strides, tensor.data_type, writeable)
-        view = self._by_memory.get(key)
+        view = self._views.get(key)
         if view is None:
             view = tensor_view(tensor, self.region, writeable=writeable)
-            if len(self._by_memory) >= self.capacity:
-                self._by_memory.clear()
-            self._by_memory[key] = view
-        if len(self._by_tensor) >= self.capacity:
-            self._by_tensor.clear()
-        self._by_tensor[id(tensor), writeable] = (tensor, view)
+            if len(self._views) >= self.capacity:
+                self._views.clear()
+            self._views[key] = view
         return view
 
 
