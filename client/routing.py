@@ -25,6 +25,7 @@ from client.config import Config
 from client.hostbuf import HostBuffer
 from client.session import Session
 from proto.aclnn import KernelDesc, aclOpExecutor, consume
+from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
 from proto.calltable import CALLS
 from proto.errors import (
     ACL_ERROR_FEATURE_UNSUPPORTED,
@@ -33,8 +34,6 @@ from proto.errors import (
     AclError,
 )
 
-DEVICE_BASE = 0x12C0_0000_0000  # the daemon's layout: device i's pointers start at DEVICE_BASE + i * DEVICE_STRIDE
-DEVICE_STRIDE = 0x0100_0000_0000
 POINTER_ARGS = ("devPtr", "dst", "src", "workspace")
 
 

@@ -345,6 +345,304 @@ class aclmdlRICondTaskType(IntEnum):  # noqa: N801 - aclmdlRIAddCondTask
     ACL_MODEL_RI_COND_TYPE_SWITCH = 2
 
 
+# --- acl_base_rt.h: logging, options, CANN attributes
+class aclLogLevel(IntEnum):  # noqa: N801 - aclAppLog
+    ACL_DEBUG = 0
+    ACL_INFO = 1
+    ACL_WARNING = 2
+    ACL_ERROR = 3
+
+
+class aclMemType(IntEnum):  # noqa: N801 - where a buffer lives (model/op APIs)
+    ACL_MEMTYPE_DEVICE = 0
+    ACL_MEMTYPE_HOST = 1
+    ACL_MEMTYPE_HOST_COMPILE_INDEPENDENT = 2
+
+
+class aclSysParamOpt(IntEnum):  # noqa: N801 - aclrtSetSysParamOpt
+    ACL_OPT_DETERMINISTIC = 0
+    ACL_OPT_ENABLE_DEBUG_KERNEL = 1
+    ACL_OPT_STRONG_CONSISTENCY = 2  # deprecated: ACL_OPT_DETERMINISTIC with value 2
+    ACL_OPT_ENABLE_KERNEL_EARLY_START = 3
+
+
+class aclCannAttr(IntEnum):  # noqa: N801 - aclGetCannAttribute
+    ACL_CANN_ATTR_UNDEFINED = -1
+    ACL_CANN_ATTR_INF_NAN = 0
+    ACL_CANN_ATTR_BF16 = 1
+    ACL_CANN_ATTR_JIT_COMPILE = 2
+
+
+# --- acl_rt.h: the other enums, in the header's order
+class aclrtMemPgType(IntEnum):  # noqa: N801 - page kind (a plain enum in C, not typedef-ed)
+    NORMAL_PAGE_TYPE = 0
+    HUGE_PAGE_TYPE = 1
+    HUGE1G_PAGE_TYPE = 2
+
+
+class aclrtMemType(IntEnum):  # noqa: N801 - memory kind (a plain enum in C, not typedef-ed)
+    HBM_TYPE = 0
+    DDR_TYPE = 1
+    P2P_HBM_TYPE = 2
+    P2P_DDR_TYPE = 3
+
+
+class aclrtIpcMemAttrType(IntEnum):  # noqa: N801 - aclrtIpcMemSetAttr
+    ACL_RT_IPC_MEM_ATTR_ACCESS_LINK = 0
+
+
+class aclrtGroupAttr(IntEnum):  # noqa: N801 - aclrtGetGroupInfoDetail
+    ACL_GROUP_AICORE_INT = 0
+    ACL_GROUP_AIV_INT = 1
+    ACL_GROUP_AIC_INT = 2
+    ACL_GROUP_SDMANUM_INT = 3
+    ACL_GROUP_ASQNUM_INT = 4
+    ACL_GROUP_GROUPID_INT = 5
+
+
+class aclrtMemManagedRangeAttribute(IntEnum):  # noqa: N801 - aclrtMemManagedGetAttr
+    ACL_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1
+    ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2
+    ACL_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3
+    ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE = 4
+    ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID = 5
+    ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 6
+    ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE = 7
+    ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8
+
+
+class aclrtMemSharedHandleType(IntEnum):  # noqa: N801 - aclrtMemExportToShareableHandleV2
+    ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT = 0x1
+    ACL_MEM_SHARE_HANDLE_TYPE_FABRIC = 0x2
+
+
+class aclrtErrorType(IntEnum):  # noqa: N801 - aclrtGetErrorVerbose
+    ACL_RT_NO_ERROR = 0
+    ACL_RT_ERROR_MEMORY = 1
+    ACL_RT_ERROR_L2 = 2
+    ACL_RT_ERROR_AICORE = 3
+    ACL_RT_ERROR_LINK = 4
+    ACL_RT_ERROR_L3_PORT = 5
+    ACL_RT_ERROR_OTHERS = 0xFFFF
+
+
+class aclrtAicoreErrorType(IntEnum):  # noqa: N801 - aclrtErrorInfoDetail
+    ACL_RT_AICORE_ERROR_UNKNOWN = 0
+    ACL_RT_AICORE_ERROR_SW = 1
+    ACL_RT_AICORE_ERROR_HW_LOCAL = 2
+
+
+class aclrtCmoType(IntEnum):  # noqa: N801 - aclrtCmoAsync
+    ACL_RT_CMO_TYPE_PREFETCH = 0
+    ACL_RT_CMO_TYPE_WRITEBACK = 1
+    ACL_RT_CMO_TYPE_INVALID = 2
+    ACL_RT_CMO_TYPE_FLUSH = 3
+
+
+class aclrtBinaryLoadOptionType(IntEnum):  # noqa: N801 - aclrtBinaryLoadFromFile options
+    ACL_RT_BINARY_LOAD_OPT_LAZY_LOAD = 1
+    ACL_RT_BINARY_LOAD_OPT_LAZY_MAGIC = 2  # older name of ACL_RT_BINARY_LOAD_OPT_MAGIC
+    ACL_RT_BINARY_LOAD_OPT_MAGIC = 2
+    ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE = 3
+
+
+class aclrtEngineType(IntEnum):  # noqa: N801 - launch attribute ENGINE_TYPE
+    ACL_RT_ENGINE_TYPE_AIC = 0
+    ACL_RT_ENGINE_TYPE_AIV = 1
+
+
+class aclrtLaunchKernelAttrId(IntEnum):  # noqa: N801 - aclrtLaunchKernelWithConfig attributes
+    ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE = 1
+    ACL_RT_LAUNCH_KERNEL_ATTR_LOCAL_MEMORY_SIZE = 2  # deprecated alias of ..._DYN_UBUF_SIZE
+    ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE = 2
+    ACL_RT_LAUNCH_KERNEL_ATTR_ENGINE_TYPE = 3
+    ACL_RT_LAUNCH_KERNEL_ATTR_BLOCKDIM_OFFSET = 4
+    ACL_RT_LAUNCH_KERNEL_ATTR_BLOCK_TASK_PREFETCH = 5
+    ACL_RT_LAUNCH_KERNEL_ATTR_DATA_DUMP = 6
+    ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT = 7
+    ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US = 8
+    ACL_RT_LAUNCH_KERNEL_ATTR_ENABLE_PROFILING = 9
+
+
+class aclrtReduceKind(IntEnum):  # noqa: N801 - aclrtReduceAsync
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM = 10
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX = 11
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN = 12
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL = 13
+
+
+class aclrtDevResLimitType(IntEnum):  # noqa: N801 - aclrtSetDeviceResLimit
+    ACL_RT_DEV_RES_CUBE_CORE = 0
+    ACL_RT_DEV_RES_VECTOR_CORE = 1
+
+
+class aclrtCondition(IntEnum):  # noqa: N801 - aclrtSwitchStream
+    ACL_RT_EQUAL = 0
+    ACL_RT_NOT_EQUAL = 1
+    ACL_RT_GREATER = 2
+    ACL_RT_GREATER_OR_EQUAL = 3
+    ACL_RT_LESS = 4
+    ACL_RT_LESS_OR_EQUAL = 5
+
+
+class aclrtCompareDataType(IntEnum):  # noqa: N801 - aclrtSwitchStream
+    ACL_RT_SWITCH_INT32 = 0
+    ACL_RT_SWITCH_INT64 = 1
+
+
+class aclrtRandomNumFuncType(IntEnum):  # noqa: N801 - aclrtRandomNumAsync
+    ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK = 0
+    ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS = 1
+    ACL_RT_RANDOM_NUM_FUNC_TYPE_NORMAL_DIS = 2
+    ACL_RT_RANDOM_NUM_FUNC_TYPE_TRUNCATED_NORMAL_DIS = 3
+
+
+class aclrtDeviceTaskAbortStage(IntEnum):  # noqa: N801 - aclrtSetDeviceTaskAbortCallback
+    ACL_RT_DEVICE_TASK_ABORT_PRE = 0
+    ACL_RT_DEVICE_TASK_ABORT_POST = 1
+
+
+class aclrtUpdateTaskAttrId(IntEnum):  # noqa: N801 - aclrtTaskUpdateAsync
+    ACL_RT_UPDATE_RANDOM_TASK = 1
+    ACL_RT_UPDATE_AIC_AIV_TASK = 2
+
+
+class aclrtSnapShotStage(IntEnum):  # noqa: N801 - aclrtSnapShotCallbackRegister
+    ACL_RT_SNAPSHOT_LOCK_PRE = 0
+    ACL_RT_SNAPSHOT_BACKUP_PRE = 1
+    ACL_RT_SNAPSHOT_BACKUP_POST = 2
+    ACL_RT_SNAPSHOT_RESTORE_PRE = 3
+    ACL_RT_SNAPSHOT_RESTORE_POST = 4
+    ACL_RT_SNAPSHOT_UNLOCK_POST = 5
+
+
+class aclrtFuncAttribute(IntEnum):  # noqa: N801 - aclrtGetFunctionAttribute
+    ACL_FUNC_ATTR_KERNEL_TYPE = 1
+    ACL_FUNC_ATTR_KERNEL_RATIO = 2
+    ACL_FUNC_ATTR_KERNEL_SCHED_MODE = 3
+
+
+class aclrtKernelType(IntEnum):  # noqa: N801 - values of ACL_FUNC_ATTR_KERNEL_TYPE
+    ACL_KERNEL_TYPE_AICORE = 0
+    ACL_KERNEL_TYPE_CUBE = 1
+    ACL_KERNEL_TYPE_VECTOR = 2
+    ACL_KERNEL_TYPE_MIX = 3
+    ACL_KERNEL_TYPE_AICPU = 100
+
+
+class aclrtCntNotifyRecordMode(IntEnum):  # noqa: N801 - aclrtCntNotifyRecord
+    ACL_RT_CNT_NOTIFY_RECORD_SET_VALUE_MODE = 0
+    ACL_RT_CNT_NOTIFY_RECORD_ADD_MODE = 1
+    ACL_RT_CNT_NOTIFY_RECORD_BIT_OR_MODE = 2
+    ACL_RT_CNT_NOTIFY_RECORD_BIT_AND_MODE = 4
+
+
+class aclrtCntNotifyWaitMode(IntEnum):  # noqa: N801 - aclrtCntNotifyWaitWithTimeout
+    ACL_RT_CNT_NOTIFY_WAIT_LESS_MODE = 0
+    ACL_RT_CNT_NOTIFY_WAIT_EQUAL_MODE = 1
+    ACL_RT_CNT_NOTIFY_WAIT_BIGGER_MODE = 2
+    ACL_RT_CNT_NOTIFY_WAIT_BIGGER_OR_EQUAL_MODE = 3
+    ACL_RT_CNT_NOTIFY_WAIT_EQUAL_WITH_BITMASK_MODE = 4
+
+
+class aclCANNPackageName(IntEnum):  # noqa: N801 - aclsysGetCANNVersion
+    ACL_PKG_NAME_CANN = 0
+    ACL_PKG_NAME_RUNTIME = 1
+    ACL_PKG_NAME_COMPILER = 2
+    ACL_PKG_NAME_HCCL = 3
+    ACL_PKG_NAME_TOOLKIT = 4
+    ACL_PKG_NAME_OPP = 5
+    ACL_PKG_NAME_OPP_KERNEL = 6
+    ACL_PKG_NAME_DRIVER = 7
+
+
+class aclrtHacType(IntEnum):  # noqa: N801 - hardware accelerator kinds
+    ACL_RT_HAC_TYPE_STARS = 0
+    ACL_RT_HAC_TYPE_AICPU = 1
+    ACL_RT_HAC_TYPE_AIC = 2
+    ACL_RT_HAC_TYPE_AIV = 3
+    ACL_RT_HAC_TYPE_PCIEDMA = 4
+    ACL_RT_HAC_TYPE_RDMA = 5
+    ACL_RT_HAC_TYPE_SDMA = 6
+    ACL_RT_HAC_TYPE_DVPP = 7
+    ACL_RT_HAC_TYPE_UDMA = 8
+    ACL_RT_HAC_TYPE_CCU = 9
+
+
+class aclrtHostMemMapCapability(IntEnum):  # noqa: N801 - aclrtHostMemMapCapabilities
+    ACL_RT_HOST_MEM_MAP_NOT_SUPPORTED = 0
+    ACL_RT_HOST_MEM_MAP_SUPPORTED = 1
+
+
+class aclrtMemLinkType(IntEnum):  # noqa: N801 - aclrtMemMapSetLink
+    ACL_RT_MEM_ACCESS_LINK_SIO = 0
+    ACL_RT_MEM_ACCESS_LINK_HCCS = 1
+    ACL_RT_MEM_ACCESS_UB_ONE_PORT_PATH = 2
+    ACL_RT_MEM_ACCESS_UB_MULTI_PORT_PATH = 3
+
+
+class aclrtAtomicOperationCapability(IntEnum):  # noqa: N801 - atomic capability bits
+    ACL_RT_ATOMIC_CAPABILITY_SIGNED = 1 << 0
+    ACL_RT_ATOMIC_CAPABILITY_UNSIGNED = 1 << 1
+    ACL_RT_ATOMIC_CAPABILITY_REDUCATION = 1 << 2  # deprecated (misspelt) alias
+    ACL_RT_ATOMIC_CAPABILITY_REDUCTION = 1 << 2
+    ACL_RT_ATOMIC_CAPABILITY_SCALAR8 = 1 << 3
+    ACL_RT_ATOMIC_CAPABILITY_SCALAR16 = 1 << 4
+    ACL_RT_ATOMIC_CAPABILITY_SCALAR32 = 1 << 5
+    ACL_RT_ATOMIC_CAPABILITY_SCALAR64 = 1 << 6
+    ACL_RT_ATOMIC_CAPABILITY_SCALAR128 = 1 << 7
+    ACL_RT_ATOMIC_CAPABILITY_VECTOR32X4 = 1 << 8
+
+
+class aclrtAtomicOperation(IntEnum):  # noqa: N801 - aclrtDeviceGetHostAtomicCapabilities
+    ACL_RT_ATOMIC_OPERATION_INTEGER_ADD = 0
+    ACL_RT_ATOMIC_OPERATION_INTEGER_MIN = 1
+    ACL_RT_ATOMIC_OPERATION_INTEGER_MAX = 2
+    ACL_RT_ATOMIC_OPERATION_INTEGER_INCREMENT = 3
+    ACL_RT_ATOMIC_OPERATION_INTEGER_DECREMENT = 4
+    ACL_RT_ATOMIC_OPERATION_AND = 5
+    ACL_RT_ATOMIC_OPERATION_OR = 6
+    ACL_RT_ATOMIC_OPERATION_XOR = 7
+    ACL_RT_ATOMIC_OPERATION_EXCHANGE = 8
+    ACL_RT_ATOMIC_OPERATION_CAS = 9
+    ACL_RT_ATOMIC_OPERATION_FLOAT_ADD = 10
+    ACL_RT_ATOMIC_OPERATION_FLOAT_MIN = 11
+    ACL_RT_ATOMIC_OPERATION_FLOAT_MAX = 12
+    ACL_RT_ATOMIC_OPERATION_DMA_ADD = 30
+    ACL_RT_ATOMIC_OPERATION_DMA_MIN = 31
+    ACL_RT_ATOMIC_OPERATION_DMA_MAX = 32
+    ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_ADD = 40
+    ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_MIN = 41
+    ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_MAX = 42
+    ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_CAS = 43
+    ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH = 44
+
+
+class aclrtDeviceLimit(IntEnum):  # noqa: N801 - aclrtDeviceSetLimit
+    ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE = 0
+    ACL_RT_DEV_LIMIT_SIMT_DVG_WARP_STACK_SIZE = 1
+    ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE = 2
+    ACL_RT_DEV_LIMIT_SIMD_PRINTF_FIFO_SIZE_PER_CORE = 3
+    ACL_RT_DEV_LIMIT_SIMT_PRINTF_FIFO_SIZE = 4
+
+
+class aclRegisterCallbackType(IntEnum):  # noqa: N801 - aclInitCallbackRegister
+    ACL_REG_TYPE_ACL_MODEL = 0
+    ACL_REG_TYPE_ACL_OP_EXECUTOR = 1
+    ACL_REG_TYPE_ACL_OP_CBLAS = 2
+    ACL_REG_TYPE_ACL_OP_COMPILER = 3
+    ACL_REG_TYPE_ACL_TDT_CHANNEL = 4
+    ACL_REG_TYPE_ACL_TDT_QUEUE = 5
+    ACL_REG_TYPE_ACL_DVPP = 6
+    ACL_REG_TYPE_ACL_RETR = 7
+    ACL_REG_TYPE_OTHER = 0xFFFF
+
+
+class aclrtProcessState(IntEnum):  # noqa: N801 - snapshot process state
+    ACL_RT_PROCESS_STATE_RUNNING = 0
+    ACL_RT_PROCESS_STATE_LOCKED = 1
+
+
 # aclrtEvent flags (#define in acl_rt.h)
 ACL_EVENT_SYNC: Final = 0x00000001
 ACL_EVENT_CAPTURE_STREAM_PROGRESS: Final = 0x00000002
@@ -395,6 +693,76 @@ ACL_MDLRI_DEBUG_JSON_PRINT_VERBOSE: Final = 0x1
 ACL_MODEL_STREAM_FLAG_HEAD: Final = 0x00000000
 ACL_MODEL_STREAM_FLAG_DEFAULT: Final = 0x7FFFFFFF
 
+# acl_rt.h version of the runtime API (aclrtGetVersion)
+ACL_MAJOR_VERSION: Final = 1
+ACL_MINOR_VERSION: Final = 17
+ACL_PATCH_VERSION: Final = 0
+
+# aclrtCreateNotify flags
+ACL_NOTIFY_DEFAULT: Final = 0x00000000
+ACL_NOTIFY_DEVICE_USE_ONLY: Final = 0x00000001
+
+# export / import flags of notifies, IPC memory and VMM handles
+ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT: Final = 0x0
+ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION: Final = 0x02
+ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT: Final = 0x0
+ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS: Final = 0x02
+ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT: Final = 0x0
+ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION: Final = 0x1
+ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT: Final = 0x0
+ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS: Final = 0x1
+ACL_RT_VMM_EXPORT_FLAG_DEFAULT: Final = 0x0
+ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION: Final = 0x1
+
+# sizes and limits used by acl_rt.h structs
+ACL_RT_MAX_RECORD_PA_NUM_PER_DEV: Final = 20
+ACL_IPC_EVENT_HANDLE_SIZE: Final = 64  # bytes of aclrtIpcEventHandle
+ACL_RT_MEM_UCE_INFO_MAX_NUM: Final = 20  # entries of aclrtMemUceInfoArray
+ACL_RT_CMO_MAX_BARRIER_NUM: Final = 6  # entries of aclrtBarrierTaskInfo
+ACL_PKG_VERSION_MAX_SIZE: Final = 128  # aclCANNPackageVersion
+ACL_PKG_VERSION_PARTS_MAX_SIZE: Final = 64
+
+# unified memory attach flag, memory link indexes (aclrtMemMapSelectedLink)
+ACL_RT_MEM_ATTACH_GLOBAL: Final = 0x01
+ACL_RT_MEM_LINK_IDX_0: Final = 0  # SIO
+ACL_RT_MEM_LINK_IDX_1: Final = 1  # HCCS
+
+# values of ACL_DEV_ATTR_HD_CONNECT_TYPE
+ACL_HOST_DEVICE_CONNECT_TYPE_PCIE: Final = 0
+ACL_HOST_DEVICE_CONNECT_TYPE_HCCS: Final = 1
+ACL_HOST_DEVICE_CONNECT_TYPE_UB: Final = 2
+
+# values of the ACL_RT_IPC_MEM_ATTR_ACCESS_LINK attribute (aclrtIpcMemSetAttr)
+ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO: Final = 0
+ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_HCCS: Final = 1
+ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_UB_ONE_PORT_PATH: Final = 2
+ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_UB_MULTI_PORT_PATH: Final = 3
+
+# kernel binary magics (ACL_RT_BINARY_LOAD_OPT_MAGIC)
+ACL_RT_BINARY_MAGIC_ELF_AICORE: Final = 0x43554245
+ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE: Final = 0x41415246
+ACL_RT_BINARY_MAGIC_ELF_CUBE_CORE: Final = 0x41494343
+
+# values of ACL_DEV_ATTR_DEVICE_FORM_FACTOR
+ACL_DEVICE_FORM_FACTOR_POD: Final = 0
+ACL_DEVICE_FORM_FACTOR_A_K: Final = 1
+ACL_DEVICE_FORM_FACTOR_A_X: Final = 2
+ACL_DEVICE_FORM_FACTOR_PCIE_CARD: Final = 3
+
+# aclrtGetDevicesTopo result bits
+ACL_RT_DEVS_TOPOLOGY_HCCS: Final = 0x01
+ACL_RT_DEVS_TOPOLOGY_PIX: Final = 0x02
+ACL_RT_DEVS_TOPOLOGY_PIB: Final = 0x04
+ACL_RT_DEVS_TOPOLOGY_PHB: Final = 0x08
+ACL_RT_DEVS_TOPOLOGY_SYS: Final = 0x10
+ACL_RT_DEVS_TOPOLOGY_SIO: Final = 0x20
+ACL_RT_DEVS_TOPOLOGY_HCCS_SW: Final = 0x40
+
+# aclrtCheckMemType memory kinds
+ACL_RT_MEM_TYPE_DEV: Final = 0x2
+ACL_RT_MEM_TYPE_DVPP: Final = 0x8
+ACL_RT_MEM_TYPE_RSVD: Final = 0x10
+
 ENUMS: Final[tuple[type[IntEnum], ...]] = (
     aclDataType,
     aclFormat,
@@ -432,6 +800,43 @@ ENUMS: Final[tuple[type[IntEnum], ...]] = (
     aclrtMemManagedAdviseType,
     aclmdlRICondHandleFlag,
     aclmdlRICondTaskType,
+    aclLogLevel,
+    aclMemType,
+    aclSysParamOpt,
+    aclCannAttr,
+    aclrtMemPgType,
+    aclrtMemType,
+    aclrtIpcMemAttrType,
+    aclrtGroupAttr,
+    aclrtMemManagedRangeAttribute,
+    aclrtMemSharedHandleType,
+    aclrtErrorType,
+    aclrtAicoreErrorType,
+    aclrtCmoType,
+    aclrtBinaryLoadOptionType,
+    aclrtEngineType,
+    aclrtLaunchKernelAttrId,
+    aclrtReduceKind,
+    aclrtDevResLimitType,
+    aclrtCondition,
+    aclrtCompareDataType,
+    aclrtRandomNumFuncType,
+    aclrtDeviceTaskAbortStage,
+    aclrtUpdateTaskAttrId,
+    aclrtSnapShotStage,
+    aclrtFuncAttribute,
+    aclrtKernelType,
+    aclrtCntNotifyRecordMode,
+    aclrtCntNotifyWaitMode,
+    aclCANNPackageName,
+    aclrtHacType,
+    aclrtHostMemMapCapability,
+    aclrtMemLinkType,
+    aclrtAtomicOperationCapability,
+    aclrtAtomicOperation,
+    aclrtDeviceLimit,
+    aclRegisterCallbackType,
+    aclrtProcessState,
 )
 
 

@@ -1,7 +1,8 @@
 """Every ACL error code under its C macro name, and `AclError`, the one error class of vnpu.
 
-Sources: `acl_base_rt.h` (ACL base codes) and `error_codes/rt_error_codes.h` (runtime codes) of GitHub
-`hicann/runtime`, and the aclnn status codes of the CANN operator docs.
+Sources: `acl_base_rt.h` (ACL base codes), `error_codes/rt_error_codes.h` (runtime codes) and
+`error_codes/ge_error_codes.h` (graph engine codes) of GitHub `hicann/runtime`, and the aclnn status codes of
+the CANN operator docs.
 `ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING` (107045) comes from the spec (`shared/spec/cann-runtime.md`
 section 6): the header version read lacked it, though `src/runtime/core/src/common/errcode_manage.cc` maps
 `RT_ERROR_STREAM_SUB_ACLGRAPH_IS_CAPTURING` to that name.
@@ -135,6 +136,9 @@ ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD: Final = 107038  # end capture on anoth
 ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY: Final = 107039  # input array capacity insufficient
 ACL_ERROR_RT_MODEL_UPDATE_FAILED: Final = 107040  # the model update failed
 ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC: Final = 107041  # async op turned sync, denied while capturing
+ACL_ERROR_RT_SYMBOL_NOT_FOUND: Final = 107042  # symbol not found
+ACL_ERROR_RT_INVALID_SYMBOL: Final = 107043  # invalid device symbol
+ACL_ERROR_RT_INVALID_DEVICE_FUNCTION: Final = 107044  # invalid device function
 ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING: Final = 107045  # a conditional sub-graph is still capturing
 ACL_ERROR_RT_FEATURE_NOT_SUPPORT: Final = 207000  # feature not support
 ACL_ERROR_RT_MEMORY_ALLOCATION: Final = 207001  # memory allocation error, only used by out of memory
@@ -157,6 +161,7 @@ ACL_ERROR_RT_OVER_FLOW: Final = 207017  # common over flow
 ACL_ERROR_RT_DEVICE_OOM: Final = 207018  # device oom
 ACL_ERROR_RT_FEATURE_NOT_SUPPORT_UPDATE_OP: Final = 207019  # not support to update this op
 ACL_ERROR_RT_TIMEOUT: Final = 207020  # driver timeout
+ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED: Final = 207021  # link type not supported
 ACL_ERROR_RT_INTERNAL_ERROR: Final = 507000  # runtime internal error
 ACL_ERROR_RT_TS_ERROR: Final = 507001  # ts internal error
 ACL_ERROR_RT_STREAM_TASK_FULL: Final = 507002  # task full in stream
@@ -231,7 +236,48 @@ ACL_ERROR_HOST_MEMORY_NOT_REGISTERED: Final = 507911  # host memory has not been
 ACL_ERROR_SNAPSHOT_CALLBACK_FAILED: Final = 507912  # snapshot callback function execution failed
 ACL_ERROR_SNAPSHOT_REGISTER_CALLBACK_FAILED: Final = 507913  # register snapshot callback function failed
 ACL_ERROR_RT_L3_PORT_ERROR: Final = 507914  # ub mem error
-ACL_ERROR_RT_SYMBOL_NOT_FOUND: Final = 507915  # symbol not found
+ACL_ERROR_RT_CCU_TIMEOUT: Final = 507915  # ccu timeout
+ACL_ERROR_RT_CCU_EXCEPTION: Final = 507916  # ccu exception
+
+# --- graph engine (ge_error_codes.h)
+ACL_ERROR_GE_PARAM_INVALID: Final = 145000  # param invalid
+ACL_ERROR_GE_EXEC_NOT_INIT: Final = 145001  # exec not init
+ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID: Final = 145002  # exec model path invalid
+ACL_ERROR_GE_EXEC_MODEL_ID_INVALID: Final = 145003  # exec model id invalid
+ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID: Final = 145006  # exec model data size invalid
+ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID: Final = 145007  # exec model addr invalid
+ACL_ERROR_GE_EXEC_MODEL_QUEUE_ID_INVALID: Final = 145008  # exec model queue id invalid
+ACL_ERROR_GE_EXEC_LOAD_MODEL_REPEATED: Final = 145009  # exec load model repeated
+ACL_ERROR_GE_DYNAMIC_INPUT_ADDR_INVALID: Final = 145011  # dynamic input addr invalid
+ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID: Final = 145012  # dynamic input length invalid
+ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID: Final = 145013  # dynamic batch size invalid
+ACL_ERROR_GE_AIPP_BATCH_EMPTY: Final = 145014  # aipp batch empty
+ACL_ERROR_GE_AIPP_NOT_EXIST: Final = 145015  # aipp not exist
+ACL_ERROR_GE_AIPP_MODE_INVALID: Final = 145016  # aipp mode invalid
+ACL_ERROR_GE_OP_TASK_TYPE_INVALID: Final = 145017  # op task type invalid
+ACL_ERROR_GE_OP_KERNEL_TYPE_INVALID: Final = 145018  # op kernel type invalid
+ACL_ERROR_GE_PLGMGR_PATH_INVALID: Final = 145019  # plgmgr path invalid
+ACL_ERROR_GE_FORMAT_INVALID: Final = 145020  # format invalid
+ACL_ERROR_GE_SHAPE_INVALID: Final = 145021  # shape invalid
+ACL_ERROR_GE_DATATYPE_INVALID: Final = 145022  # datatype invalid
+ACL_ERROR_GE_MEMORY_ALLOCATION: Final = 245000  # memory allocation
+ACL_ERROR_GE_MEMORY_OPERATE_FAILED: Final = 245001  # memory operate failed
+ACL_ERROR_GE_DEVICE_MEMORY_OPERATE_FAILED: Final = 245002  # device memory operate failed
+ACL_ERROR_GE_SUBHEALTHY: Final = 345102  # subhealthy
+ACL_ERROR_GE_USER_RAISE_EXCEPTION: Final = 345103  # user raise exception
+ACL_ERROR_GE_DATA_NOT_ALIGNED: Final = 345104  # data not aligned
+ACL_ERROR_GE_INTERNAL_ERROR: Final = 545000  # internal error
+ACL_ERROR_GE_LOAD_MODEL: Final = 545001  # load model
+ACL_ERROR_GE_EXEC_LOAD_MODEL_PARTITION_FAILED: Final = 545002  # exec load model partition failed
+ACL_ERROR_GE_EXEC_LOAD_WEIGHT_PARTITION_FAILED: Final = 545003  # exec load weight partition failed
+ACL_ERROR_GE_EXEC_LOAD_TASK_PARTITION_FAILED: Final = 545004  # exec load task partition failed
+ACL_ERROR_GE_EXEC_LOAD_KERNEL_PARTITION_FAILED: Final = 545005  # exec load kernel partition failed
+ACL_ERROR_GE_EXEC_RELEASE_MODEL_DATA: Final = 545006  # exec release model data
+ACL_ERROR_GE_COMMAND_HANDLE: Final = 545007  # command handle
+ACL_ERROR_GE_GET_TENSOR_INFO: Final = 545008  # get tensor info
+ACL_ERROR_GE_UNLOAD_MODEL: Final = 545009  # unload model
+ACL_ERROR_GE_MODEL_EXECUTE_TIMEOUT: Final = 545601  # model execute timeout
+ACL_ERROR_GE_REDEPLOYING: Final = 545602  # redeploying
 
 # --- aclnn status (aclnnStatus)
 ACLNN_SUCCESS: Final = 0  # success

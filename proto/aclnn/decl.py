@@ -71,6 +71,7 @@ class Arg:
     name: str
     kind: ArgKind
     optional: bool = False
+    c_type: str = ""  # the C parameter type where the kind's usual one is not it (Matmul's int8_t cubeMathType)
 
     def normalize(self, value: object) -> ArgValue:
         """The value checked against this argument's kind (a None required argument is 161001)."""

@@ -61,7 +61,7 @@ DECLS: Final[tuple[OpDecl, ...]] = (
     OpDecl("InplaceCopy", (SELF_REF, Arg("src", A.TENSOR)), Copy()),
     reduce("ReduceSum", ALL),
     reduce("Mean", FLOATS),
-    OpDecl("Matmul", (SELF, Arg("mat2", A.TENSOR), OUT, Arg("cubeMathType", A.INT)), Matmul(), "cube"),
+    OpDecl("Matmul", (SELF, Arg("mat2", A.TENSOR), OUT, Arg("cubeMathType", A.INT, c_type="int8_t")), Matmul(), "cube"),
 )
 
 OPS: Final[dict[str, OpDecl]] = {decl.name: decl for decl in DECLS}

@@ -8,6 +8,7 @@ from itertools import count
 
 import numpy as np
 
+from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
 from proto.errors import (
     ACL_ERROR_RT_DEVICE_MEM_ERROR,
     ACL_ERROR_RT_NO_EVENT_RESOURCE,
@@ -21,8 +22,6 @@ from server.npu.ops import ViewCache
 from server.npu.ops.plans import PlanCache
 from server.npu.trace import Tracer
 
-DEVICE_BASE = 0x12C0_0000_0000  # device pointers look like the real runtime's
-DEVICE_STRIDE = 0x0100_0000_0000  # 1 TiB of address space per device
 DEFAULT_MEMORY = 8 << 30
 # Kernels and copies touching more bytes than this run on the kernel thread pool; smaller ones run inline on the
 # event loop. Measured with bench/offload.py on the 2-core CI machine: a pool hop costs 40-150 µs, and np.add

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from proto.addresses import HOST_BASE
 from server.npu.arena import MemoryFault
 
-HOST_BASE = 0x7F00_0000_0000
 SHM_DIR = Path("/dev/shm")
 _PAGE = mmap.PAGESIZE
 _segment_numbers = count()  # process-wide, so that several HostMemory objects never pick the same name
