@@ -6,17 +6,14 @@ both transports and with the daemon's host memory mapped here (auto) or reached 
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
+
+from tests.daemons import Daemon, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -78,56 +75,11 @@ def daemon_examples() -> list[str]:
     return sorted(p.name for p in EXAMPLES.glob("*.py") if "client.acl" in p.read_text())
 
 
-@dataclass
-class Daemon:
-    proc: subprocess.Popen[bytes]
-    url: str
-    err: Path
-
-    def check_alive(self) -> None:
-        if self.proc.poll() is not None:
-            pytest.fail(f"the daemon exited with {self.proc.returncode}:\n{self.err.read_text()[-3000:]}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def daemon_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     """`python -m server.cli serve` on a free port; /healthz answers before the tests start; SIGTERM at the end."""
-    port = free_port()
-    logs = tmp_path_factory.mktemp("daemon")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VNPU_")}
-    args = [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--memory", "64MiB"]
-    args += ["--log-level", "warning"]
-    with (logs / "out.txt").open("wb") as out, (logs / "err.txt").open("wb") as err:
-        proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=err)
-    daemon = Daemon(proc, f"http://127.0.0.1:{port}", logs / "err.txt")
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            daemon.check_alive()
-            try:
-                if httpx.get(f"{daemon.url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the daemon did not answer /healthz within 20 s:\n{daemon.err.read_text()[-3000:]}")
-            time.sleep(0.05)
+    with serving(tmp_path_factory.mktemp("daemon")) as daemon:
         yield daemon
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-            pytest.fail("the daemon did not stop within 20 s of SIGTERM")
 
 
 def run_example(daemon: Daemon, script: str, **variables: str) -> subprocess.CompletedProcess[str]:
