@@ -10,6 +10,7 @@ import math
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -57,6 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", help="the JSON file to write (default bench/results.json; --quick: a temp file)")
     bench.add_argument("--only", help="comma-separated figure numbers, e.g. 1,5,9 (default: all)")
     bench.add_argument("--reps", type=int, help="repetitions per measurement (default 5; --quick: 1)")
+    toolkit = commands.add_parser(
+        "toolkit",
+        help="print the path of a CANN-shaped toolkit (headers, libascendcl.so, ...) for C/C++ programs",
+        description="Print the directory of vnpu's C toolkit, laid out like an installed CANN package "
+        "(include/acl/acl.h, include/aclnnop/, lib64/libascendcl.so, libnnopbase.so, libopapi.so, "
+        "bin/setenv.bash); build what is missing in it first, with this machine's C compiler.",
+    )
+    toolkit.add_argument("--rebuild", action="store_true", help="build the toolkit again even if it is complete")
     serve = commands.add_parser(
         "serve",
         help="run the daemon",
@@ -443,6 +452,12 @@ def run_bench(args: argparse.Namespace) -> int:
         return 1
 
 
+def run_toolkit(args: argparse.Namespace) -> int:
+    """The toolkit is built by the client side (`client.capi`), which the daemon's code does not import."""
+    command = [sys.executable, "-m", "client.capi.toolkit", *(["--rebuild"] if args.rebuild else [])]
+    return subprocess.run(command, check=False).returncode
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -459,6 +474,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return trace(args)
     if args.command == "bench":
         return run_bench(args)
+    if args.command == "toolkit":
+        return run_toolkit(args)
     parser.print_help()
     return 0
 

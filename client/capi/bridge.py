@@ -1,0 +1,164 @@
+"""The Python side of the toolkit's libraries: every exported C function, implemented over `client.acl`.
+
+`bind` runs once per library, inside the program's embedded interpreter, and gives each prototype of the library
+its implementation (`ffi.def_extern`):
+- a function of the call table goes through `client.acl` (the same session, pipelining and errors as Python):
+  its C parameters are matched by name to the call's arguments and out-parameters (`client.capi.convert`);
+- the host objects and the operators' two phases run here, in the program (`client.capi.hostobj`);
+- a few need their own shape (aclInit, aclGetRecentErrMsg, pinned host memory, copies from pageable memory);
+- every other declared function answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000), and aclGetRecentErrMsg()
+  says `vnpu does not implement aclXxx yet`.
+
+Every call is guarded: an AclError becomes its code (the message kept for aclGetRecentErrMsg), the daemon being
+unreachable ACL_ERROR_INTERNAL_ERROR, and no Python exception ever reaches the C program.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from client import acl
+from client.capi import convert, hostobj
+from client.capi.convert import Bound, C
+from client.errors import ServerError, TransportError
+from proto.calltable import CALLS
+from proto.errors import (
+    ACL_ERROR_INTERNAL_ERROR,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+    ACL_ERROR_UNINITIALIZE,
+    AclError,
+)
+from proto.identity import SOC_NAME
+
+ERROR_RESULTS = frozenset({"aclError", "aclnnStatus"})
+
+
+class _Thread(threading.local):
+    message: str | None = None
+    returned: Any = None  # the C string aclGetRecentErrMsg returned last: valid until the next one
+
+
+_thread = _Thread()
+
+
+def record(message: str) -> None:
+    _thread.message = message
+
+
+def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[..., Any]:
+    """`body` with every failure turned into what the C function returns on failure."""
+    null = c.ffi.NULL
+
+    def _failure_value(result: str, code: int) -> Any:
+        if result in ERROR_RESULTS:
+            return code
+        return null if result.endswith("*") else 0
+
+    def function(*args: Any) -> Any:
+        try:
+            return body(*args)
+        except AclError as error:
+            record(str(error) if error.api else f"{name}: {error}")
+            return _failure_value(result, error.code)
+        except TransportError as error:
+            uninitialized = acl._current is None and name != "aclInit"
+            record(f"{name}: {error}" + ("" if not uninitialized else " (the program has not called aclInit)"))
+            return _failure_value(result, ACL_ERROR_UNINITIALIZE if uninitialized else ACL_ERROR_INTERNAL_ERROR)
+        except ServerError as error:
+            record(f"{name}: {error}")
+            return _failure_value(result, ACL_ERROR_INTERNAL_ERROR)
+        except Exception as error:  # a bug of vnpu: say so, never unwind into C
+            record(f"vnpu internal error in {name}: {error!r}")
+            print(f"vnpu: internal error in {name}: {error!r}", file=sys.stderr)
+            return _failure_value(result, ACL_ERROR_INTERNAL_ERROR)
+
+    function.__name__ = name
+    return function
+
+
+def not_implemented(name: str, result: str) -> Callable[..., Any]:
+    def function(*_: Any) -> Any:
+        raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"vnpu does not implement {name} yet", name)
+
+    return function
+
+
+def aclGetRecentErrMsg(c: C) -> Callable[[], Any]:  # noqa: N802
+    def function() -> Any:
+        kept_by_client = acl.aclGetRecentErrMsg()  # the same error, as the client remembered it: read it too
+        message = _thread.message or kept_by_client
+        _thread.message = None
+        if message is None:
+            _thread.returned = None
+            return c.ffi.NULL
+        _thread.returned = c.ffi.new("char[]", message.encode())
+        return _thread.returned
+
+    return function
+
+
+def vnpuGetContextId(c: C) -> Callable[[Any, int], int]:  # noqa: N802
+    def function(buf: Any, length: int) -> int:
+        data = str(getattr(acl.current(), "context_id", "")).encode()
+        if buf == c.ffi.NULL or length < len(data) + 1:
+            raise AclError(100000, f"buf must hold {len(data) + 1} bytes (the id and its NUL), got {length}")
+        c.ffi.memmove(buf, data + b"\0", len(data) + 1)
+        return 0
+
+    return function
+
+
+def aclrtGetSocName(c: C) -> Callable[[], Any]:  # noqa: N802
+    """Answered before aclInit too (CANN's sample tooling asks it first): the SoC vnpu presents itself as."""
+    name = c.ffi.new("char[]", SOC_NAME.encode())
+    _STATIC.append(name)
+    return lambda: name
+
+
+_STATIC: list[Any] = []  # C strings handed out for the life of the program
+
+
+SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
+    "aclGetRecentErrMsg": aclGetRecentErrMsg,
+    "aclrtGetSocName": aclrtGetSocName,
+    "vnpuGetContextId": vnpuGetContextId,
+    **convert.SPECIAL,
+    **hostobj.SPECIAL,
+}
+
+
+def is_implemented(name: str) -> bool:
+    return name in SPECIAL or name in hostobj.OPERATORS or name in CALLS
+
+
+def implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) -> Callable[..., Any]:
+    """What the C function `name` runs (before its guard)."""
+    if name in SPECIAL:
+        return SPECIAL[name](c)
+    if name in hostobj.OPERATORS:
+        return hostobj.OPERATORS[name](c)
+    if name in CALLS:
+        return convert.generic(c, Bound(name, result, params))
+    return not_implemented(name, result)
+
+
+def bind(ffi: Any, library: str, ready: str, prototypes: list[tuple[str, str, list[tuple[str, str]]]]) -> None:
+    """Give every function of `library` its implementation; `ready` answers 1 once that is done."""
+    c = C.of(ffi)
+    for name, result, params in prototypes:
+        try:
+            body = implementation(c, name, result, params)
+        except Exception as error:  # a prototype vnpu cannot map: the call says so instead of the library failing
+            body = _unmappable(name, error)
+        ffi.def_extern(name=name)(guarded(c, name, result, body))
+    ffi.def_extern(name=ready)(lambda: 1)
+
+
+def _unmappable(name: str, error: Exception) -> Callable[..., Any]:
+    def function(*_: Any) -> Any:
+        raise AclError(ACL_ERROR_INTERNAL_ERROR, f"vnpu cannot map {name} onto its call table: {error}", name)
+
+    return function

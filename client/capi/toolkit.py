@@ -1,0 +1,188 @@
+"""`vnpu toolkit`: a directory laid out like an installed CANN package, built on first use.
+
+    include/acl/acl.h ...          the headers (`client.capi.headers`)
+    include/aclnnop/aclnn_<op>.h   one per operator vnpu has
+    lib64/libascendcl.so           the runtime (libacl_rt.so and libacl_rt_impl.so name it too)
+    lib64/libnnopbase.so           the aclnn host objects
+    lib64/libopapi.so              the operators
+    bin/setenv.bash                what CANN's environment script sets, pointing here
+    share/info/runtime/version.info
+
+The libraries are CFFI embedding-mode libraries: each exported C function is implemented in Python by
+`client.capi.bridge`, inside the program, in the interpreter that built the toolkit (its path is compiled in, so a
+program runs from a fresh shell without a virtual environment being active). The directory lives in the user's
+cache (`$VNPU_TOOLKIT_DIR`, else `$XDG_CACHE_HOME/vnpu/toolkit-<key>`), keyed by the toolkit's sources and this
+interpreter, never in the source tree; `--rebuild` builds it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from client.capi import headers as _headers
+from client.capi.prototypes import LIBRARIES, PrototypeError, Table, read_table
+from proto.identity import CANN_VERSION
+
+PACKAGE = Path(__file__).parent
+VERSION = CANN_VERSION  # share/info/runtime/version.info
+# functions the real runtime's C++ library does not export (programs look them up with dlsym and skip when absent)
+NOT_EXPORTED = frozenset(
+    {
+        "aclrtCreateStreamConfigHandle",
+        "aclrtDestroyStreamConfigHandle",
+        "aclrtSetStreamConfigOpt",
+        "aclrtCreateStreamV2",
+    }
+)
+ALIASES = {"acl_rt": "ascendcl", "acl_rt_impl": "ascendcl"}  # other names programs link the runtime by
+ENTRY_HEADERS = ("acl/acl.h", "acl/acl_rt_allocator.h", "aclnn/aclnn_base.h", "vnpu/vnpu.h")
+
+
+class ToolkitError(Exception):
+    """The toolkit cannot be built here (no compiler, a header that does not parse, ...)."""
+
+
+def default_dir() -> Path:
+    explicit = os.environ.get("VNPU_TOOLKIT_DIR")
+    if explicit:
+        return Path(explicit)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "vnpu" / f"toolkit-{source_key()}"
+
+
+def source_key() -> str:
+    """A digest of what the toolkit is made of: its sources, proto's tables and this interpreter."""
+    digest = hashlib.sha256(sys.executable.encode())
+    roots = [PACKAGE, PACKAGE.parent.parent / "proto"]
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.suffix in {".py", ".h", ".c", ".bash", ".cmake"} and "__pycache__" not in path.parts:
+                digest.update(path.as_posix().encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def compiler() -> str:
+    found = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not found:
+        raise ToolkitError(
+            "no C compiler found: vnpu builds the toolkit's libraries with this machine's compiler "
+            "(install one, e.g. `apt-get install g++`, or set CC)"
+        )
+    return found
+
+
+def ensure(root: Path | None = None, rebuild: bool = False) -> Path:
+    """The toolkit directory, built first when it is missing or incomplete (or `rebuild`)."""
+    root = root or default_dir()
+    stamp = root / "share" / "vnpu" / "built"
+    if stamp.exists() and not rebuild:
+        return root
+    cc = compiler()
+    with tempfile.TemporaryDirectory(prefix="vnpu-toolkit-", dir=root.parent if root.parent.exists() else None) as t:
+        staging = Path(t) / "toolkit"
+        _build(staging, cc)
+        if root.exists():
+            shutil.rmtree(root)
+        root.parent.mkdir(parents=True, exist_ok=True)
+        staging.rename(root)
+    _stamp(root)
+    return root
+
+
+def _build(staging: Path, cc: str) -> None:
+    include = staging / "include"
+    try:
+        _headers.write_tree(include)
+        table = read_table(include, [*ENTRY_HEADERS, *_operator_headers(include)], cc)
+    except (_headers.HeaderError, PrototypeError) as error:
+        raise ToolkitError(str(error)) from None
+    lib64 = staging / "lib64"
+    lib64.mkdir(parents=True)
+    for library in sorted(set(LIBRARIES.values())):
+        _compile(table, library, include, lib64, staging / "build", cc)
+    for alias, target in ALIASES.items():
+        (lib64 / f"lib{alias}.so").symlink_to(f"lib{target}.so")
+    _write_files(staging)
+    shutil.rmtree(staging / "build", ignore_errors=True)
+
+
+def _operator_headers(include: Path) -> list[str]:
+    return sorted(p.relative_to(include).as_posix() for p in (include / "aclnnop").glob("*.h"))
+
+
+def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path, cc: str) -> None:
+    import cffi  # a build-time dependency only: programs never import it from here
+
+    module = f"_vnpu_{library}"
+    ready = f"vnpu_ready_{library}"
+    ffi = cffi.FFI()
+    ffi.cdef(table.cdef_types)
+    ffi.embedding_api(table.cdef_functions(library, NOT_EXPORTED) + f"\nint {ready}(void);")
+    headers = "".join(f'#include "{h}"\n' for h in sorted({p.header for p in table.prototypes}))
+    ffi.set_source(
+        module,
+        headers + (PACKAGE / "c" / "boot.c").read_text().replace("VNPU_READY", ready),
+        include_dirs=[str(include)],
+        define_macros=[
+            ("VNPU_PYTHON", f'L"{sys.executable}"'),
+            ("VNPU_LIBRARY", f'"lib{library}.so"'),
+            (f"VNPU_LIBRARY_{library}", "1"),
+        ],
+        extra_compile_args=["-Wno-deprecated-declarations"],
+        extra_link_args=[f"-Wl,-soname,lib{library}.so", f"-Wl,-rpath,{sysconfig.get_config_var('LIBDIR')}"],
+    )
+    exported = [
+        (p.name, p.result, [(q.ctype, q.name) for q in p.params])
+        for p in table.of_library(library)
+        if not p.variadic and p.name not in NOT_EXPORTED
+    ]
+    ffi.embedding_init_code(
+        f"from {module} import ffi\n"
+        "import client.capi.bridge\n"
+        f"client.capi.bridge.bind(ffi, {library!r}, {ready!r}, {exported!r})\n"
+    )
+    build.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("CC", cc)
+    try:
+        ffi.compile(tmpdir=str(build), target=str(lib64 / f"lib{library}.so"))
+    except Exception as error:  # distutils' CompileError / LinkError carry the compiler's output
+        raise ToolkitError(f"building lib{library}.so failed: {error}") from None
+
+
+def _write_files(staging: Path) -> None:
+    bin_dir = staging / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "setenv.bash").write_text((PACKAGE / "setenv.bash").read_text())
+    info = staging / "share" / "info" / "runtime"
+    info.mkdir(parents=True)
+    (info / "version.info").write_text(f"Version={VERSION}\nversion_dir=vnpu\n")
+    stamp = staging / "share" / "vnpu"
+    stamp.mkdir(parents=True)
+    (stamp / "python").write_text(sys.executable + "\n")
+
+
+def _stamp(root: Path) -> None:
+    """The last step: the mark that says the directory is complete."""
+    (root / "share" / "vnpu" / "built").write_text(source_key() + "\n")
+
+
+def main(argv: list[str]) -> int:
+    rebuild = "--rebuild" in argv
+    try:
+        path = ensure(rebuild=rebuild)
+    except ToolkitError as error:
+        print(f"vnpu toolkit: {error}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

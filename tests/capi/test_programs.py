@@ -1,0 +1,105 @@
+"""C/C++ programs built against the toolkit and run against a real daemon: return codes, messages, threads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proto.errors import (
+    ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+    ACL_ERROR_RT_INTERNAL_ERROR,
+    ACL_ERROR_RT_PARAM_INVALID,
+    ACLNN_ERR_PARAM_INVALID,
+)
+from proto.identity import SOC_NAME
+from tests.capi.conftest import PROGRAMS, compile_program, run_program
+from tests.daemons import Daemon
+
+
+@pytest.fixture(scope="module")
+def mistakes(toolkit: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return compile_program(toolkit, PROGRAMS / "mistakes.cpp", tmp_path_factory.mktemp("bin"))
+
+
+def reports(stdout: str) -> dict[str, tuple[int, str]]:
+    """`label code message` lines -> {label: (code, message)}."""
+    found = {}
+    for line in stdout.splitlines():
+        label, _, rest = line.partition(" ")
+        code, _, message = rest.partition(" ")
+        if code.lstrip("-").isdigit():
+            found[label] = (int(code), message)
+    return found
+
+
+@pytest.mark.parametrize("blocking", ["0", "1"])
+def test_deliberate_mistakes_get_the_runtime_codes(
+    toolkit: Path, mistakes: Path, daemon: Daemon, blocking: str
+) -> None:
+    done = run_program(toolkit, mistakes, daemon, VNPU_LAUNCH_BLOCKING=blocking)
+    assert done.returncode == 0, done.stdout + done.stderr
+    got = reports(done.stdout)
+    assert done.stdout.splitlines()[0] == f"soc {SOC_NAME}"
+    assert got["not-implemented"] == (
+        ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+        "aclrtMemcpy2d: ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000): vnpu does not implement aclrtMemcpy2d yet",
+    )
+    assert got["null-out"][0] == ACL_ERROR_INVALID_PARAM and "devPtr is NULL" in got["null-out"][1]
+    assert got["double-free"][0] == ACL_ERROR_RT_PARAM_INVALID
+    assert "already freed (double free)" in got["double-free"][1]
+    assert "bad-tensor NULL" in done.stdout.splitlines()
+    assert "aclCreateTensor" in got["bad-tensor-message"][1] and "storage_dims" in got["bad-tensor-message"][1]
+    assert got["phase1"][0] == ACLNN_ERR_PARAM_INVALID and "does not broadcast" in got["phase1"][1]
+    assert got["reused-executor"][0] == ACLNN_ERR_PARAM_INVALID and "single-use" in got["reused-executor"][1]
+    # a message is read once
+    again = [line for line in done.stdout.splitlines() if line.split(" ")[0].endswith("-again")]
+    assert len(again) == 8 and all(line.endswith("-again (null)") for line in again), again
+    # a queued launch on freed memory: success at once, its error at the next waiting call, naming the launch;
+    # with VNPU_LAUNCH_BLOCKING=1 the launch returns its own code
+    sync_code, sync_message = got["pipelined-sync"]
+    launch_line = next(line for line in done.stdout.splitlines() if line.startswith("pipelined-launch"))
+    if blocking == "0":
+        assert launch_line == "pipelined-launch 0"
+        assert sync_code == ACLNN_ERR_PARAM_INVALID and "aclnnAdd #" in sync_message and "freed" in sync_message
+    else:
+        assert launch_line == f"pipelined-launch {ACLNN_ERR_PARAM_INVALID}"
+        assert sync_code == 0
+    # the capture modes hold for the program's own threads
+    mode_global, mode_local = got["capture-mode-0"], got["capture-mode-1"]
+    assert mode_global[0] == ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT
+    assert "ACL_MODEL_RI_CAPTURE_MODE_GLOBAL" in mode_global[1]
+    assert mode_local == (0, "(null)")
+    # an update with fewer kernels than the group
+    code, message = got["update-count"]
+    assert code == ACL_ERROR_RT_INTERNAL_ERROR and "needs 2 kernel launch(es)" in message and "unchanged" in message
+    assert done.stdout.rstrip().endswith("done")
+
+
+def test_without_a_daemon_calls_fail_with_a_code(toolkit: Path, mistakes: Path) -> None:
+    done = run_program(toolkit, mistakes, None, VNPU_ENDPOINT="http://127.0.0.1:9")
+    assert done.returncode == 1
+    expected = "FAILED aclInit(nullptr) = 500000: aclInit: cannot reach the vnpu daemon at http://127.0.0.1:9"
+    assert expected in done.stdout
+
+
+@pytest.mark.parametrize("host_memory", ["auto", "remote"])
+def test_host_memory_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path, host_memory: str) -> None:
+    """Pinned buffers through plain pointers (mapped here, or kept in step through the wire), pointers inside
+    them, pageable memory in synchronous and asynchronous copies, and a pageable copy refused in a capture."""
+    binary = compile_program(toolkit, PROGRAMS / "host_memory.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon, VNPU_HOST_MEMORY=host_memory)
+    assert done.returncode == 0, done.stdout + done.stderr
+    checks = ["pinned-async", "pageable-sync", "pageable-async", "pageable-source", "default-kind", "captured-pinned"]
+    assert [line for line in done.stdout.splitlines() if line.startswith("ok ")] == [f"ok {c}" for c in checks]
+    code, message = reports(done.stdout)["captured-pageable"]
+    assert code == ACL_ERROR_RT_PARAM_INVALID and "only aclrtMallocHost memory can be captured" in message
+
+
+def test_a_fresh_shell_runs_the_program(toolkit: Path, mistakes: Path, daemon: Daemon) -> None:
+    """`env -i`, then `source $T/bin/setenv.bash`: no virtual environment, no PYTHONPATH, only /usr/bin on PATH."""
+    done = run_program(toolkit, mistakes, daemon, fresh_shell=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith("done")

@@ -1,0 +1,119 @@
+"""The toolkit directory: its layout, headers that compile as C and C++ with proto's exact values, libraries that
+export exactly the prototype table, and every function of the call table reachable from C."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import cffi
+import pytest
+
+from client.capi import bridge, headers
+from client.capi import toolkit as tk
+from client.capi.convert import C
+from client.capi.prototypes import Table, read_table
+from proto.aclnn import DECLS
+from proto.calltable import CALLS
+from tests.daemons import ROOT
+
+
+@pytest.fixture(scope="module")
+def table(toolkit: Path) -> Table:
+    include = toolkit / "include"
+    return read_table(include, [*tk.ENTRY_HEADERS, *tk._operator_headers(include)])
+
+
+def test_layout(toolkit: Path) -> None:
+    for path in ("include/acl/acl.h", "include/acl/error_codes/rt_error_codes.h", "include/aclnn/acl_meta.h"):
+        assert (toolkit / path).is_file(), path
+    for decl in DECLS:
+        assert (toolkit / "include" / headers.op_header_path(decl)).is_file()
+    assert (toolkit / "include/aclnnop/aclnn_add.h").is_file()
+    for name in ("ascendcl", "nnopbase", "opapi"):
+        assert (toolkit / "lib64" / f"lib{name}.so").is_file()
+    for alias in ("acl_rt", "acl_rt_impl"):
+        assert (toolkit / "lib64" / f"lib{alias}.so").resolve() == (toolkit / "lib64/libascendcl.so").resolve()
+    assert (toolkit / "share/info/runtime/version.info").read_text().startswith(f"Version={tk.VERSION}\n")
+
+
+def test_setenv_points_here(toolkit: Path) -> None:
+    script = f"source {toolkit}/bin/setenv.bash && env"
+    done = subprocess.run(["bash", "-c", script], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    env = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    for name in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_INSTALL_PATH"):
+        assert env[name] == str(toolkit)
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == f"{toolkit}/lib64"
+
+
+def test_a_second_call_reuses_the_toolkit(toolkit: Path) -> None:
+    before = (toolkit / "lib64/libascendcl.so").stat().st_mtime_ns
+    assert tk.ensure(toolkit) == toolkit
+    assert (toolkit / "lib64/libascendcl.so").stat().st_mtime_ns == before
+
+
+@pytest.mark.parametrize(("compiler", "language"), [("gcc", "c"), ("g++", "c++")])
+def test_every_header_compiles(toolkit: Path, tmp_path: Path, compiler: str, language: str) -> None:
+    include = toolkit / "include"
+    every = [p.relative_to(include).as_posix() for p in sorted(include.rglob("*.h"))]
+    source = tmp_path / f"all.{'c' if language == 'c' else 'cpp'}"
+    source.write_text("".join(f'#include "{h}"\n' for h in every) + "int main(void) { return 0; }\n")
+    done = subprocess.run(
+        [compiler, "-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{include}", str(source)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_headers_hold_protos_values(toolkit: Path, tmp_path: Path) -> None:
+    """A C program prints every enum member, flag and code as the compiler sees them; they equal proto's."""
+    expected = {
+        **{n: int(m) for e in headers.enums().values() for n, m in e.__members__.items()},
+        **headers.defines(),
+        **headers.codes(),
+    }
+    lines = "".join(f'    printf("{n} %lld\\n", (long long)({n}));\n' for n in expected)
+    source = tmp_path / "values.c"
+    source.write_text(
+        '#include <stdio.h>\n#include "acl/acl.h"\n#include "aclnn/aclnn_base.h"\n'
+        f"int main(void) {{\n{lines}    return 0;\n}}\n"
+    )
+    binary = tmp_path / "values"
+    subprocess.run(["gcc", str(source), f"-I{toolkit}/include", "-o", str(binary)], check=True)
+    printed = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout
+    got = {name: int(value) for name, value in (line.split() for line in printed.splitlines())}
+    assert got == expected
+
+
+def exported(library: Path) -> set[str]:
+    done = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True)
+    return {line.split()[-1] for line in done.stdout.splitlines() if re.search(r" [TW] ", line)}
+
+
+@pytest.mark.parametrize("library", ["ascendcl", "nnopbase", "opapi"])
+def test_each_library_exports_its_prototypes(toolkit: Path, table: Table, library: str) -> None:
+    symbols = {s for s in exported(toolkit / "lib64" / f"lib{library}.so") if not s.startswith(("_", "PyInit"))}
+    functions = {p.name for p in table.of_library(library)} - tk.NOT_EXPORTED
+    assert symbols == functions | {f"vnpu_ready_{library}"}
+    assert not symbols & tk.NOT_EXPORTED  # the samples look these up with dlsym and take their skip path
+
+
+def test_the_tables_agree(table: Table) -> None:
+    """Every function of the call table is declared in C, and its parameters map onto the call's arguments."""
+    ffi = cffi.FFI()
+    ffi.cdef(table.cdef_types)
+    c = C.of(ffi)
+    acl_calls = [name for name in CALLS if not name.startswith("vnpu")]
+    assert [n for n in acl_calls if n not in table.by_name] == []
+    for prototype in table.prototypes:
+        params = [(p.ctype, p.name) for p in prototype.params]
+        bridge.implementation(c, prototype.name, prototype.result, params)  # raises when a name does not map
+
+
+def test_the_readme_counts_the_functions(table: Table) -> None:
+    implemented = sum(bridge.is_implemented(p.name) for p in table.prototypes)
+    missing = len(table.prototypes) - implemented
+    readme = (ROOT / "README.md").read_text()
+    assert f"{len(table.prototypes)} C functions: {implemented} implemented, {missing} not implemented yet" in readme
