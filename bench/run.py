@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from bench.alternatives import figure7
+from bench.capi import figure10
 from bench.copies import figure5, figure6
 from bench.daemon import ROOT, Daemon
 from bench.launches import figure1, figure2, figure3, figure4
@@ -48,6 +49,7 @@ TITLES = {
     "7": "vnpu vs RPyC and vs its own REST",
     "8": "scaling over client processes",
     "9": "memory",
+    "10": "calls from C (the toolkit) vs the Python client",
 }
 
 
@@ -125,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             ("7", lambda: figure7(bench)),
             ("8", lambda: figure8(bench)),
             ("9", lambda: figure9(bench, idle)),
+            ("10", lambda: figure10(bench)),
         ]
         try:
             for number, run in figures:
