@@ -9,6 +9,9 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from proto.errors import ACL_ERROR_INVALID_FILE, ACL_ERROR_PARSE_FILE, AclError
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:9470"
 
@@ -24,11 +27,31 @@ class Config:
     devices: str | None = None  # VNPU_DEVICES: device ids mapped to several daemons (client.routing)
 
 
+def read_config(path: str) -> dict[str, Any]:
+    """aclInit's JSON file as the runtime reads it: an empty file is no configuration, one that cannot be read is
+    ACL_ERROR_INVALID_FILE, one that is not a JSON object ACL_ERROR_PARSE_FILE."""
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise AclError(ACL_ERROR_INVALID_FILE, f"config file {path} cannot be read: {error}", "aclInit") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise AclError(ACL_ERROR_PARSE_FILE, f"config file {path} is not valid JSON: {error}", "aclInit") from None
+    if not isinstance(data, dict):
+        raise AclError(ACL_ERROR_PARSE_FILE, f"config file {path} must hold a JSON object", "aclInit")
+    return data
+
+
 def load(config_path: str | None = None) -> Config:
     env = os.environ
     endpoint, token = env.get("VNPU_ENDPOINT", DEFAULT_ENDPOINT), env.get("VNPU_TOKEN") or None
     if config_path:
-        data = json.loads(Path(config_path).read_text()).get("vnpu", {})
+        data = read_config(config_path).get("vnpu", {})
+        if not isinstance(data, dict):
+            raise AclError(ACL_ERROR_PARSE_FILE, f'config file {config_path}: "vnpu" must be an object', "aclInit")
         endpoint, token = data.get("endpoint", endpoint), data.get("token", token)
     transport = env.get("VNPU_TRANSPORT", "ws").lower()
     if transport not in ("ws", "http"):
