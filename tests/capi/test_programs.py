@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
 from proto.errors import (
+    ACL_ERROR_INVALID_FILE,
     ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_PARSE_FILE,
     ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+    ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_PARAM_INVALID,
@@ -16,7 +22,7 @@ from proto.errors import (
 )
 from proto.identity import SOC_NAME
 from tests.capi.conftest import PROGRAMS, compile_program, run_program
-from tests.daemons import Daemon
+from tests.daemons import Daemon, serving
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +109,50 @@ def test_a_fresh_shell_runs_the_program(toolkit: Path, mistakes: Path, daemon: D
     done = run_program(toolkit, mistakes, daemon, fresh_shell=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith("done")
+
+
+@pytest.fixture(scope="module")
+def two_devices(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    with serving(tmp_path_factory.mktemp("two-devices"), "--devices", "2") as running:
+        yield running
+
+
+def test_each_c_thread_has_its_own_device_and_errors(toolkit: Path, two_devices: Daemon, tmp_path: Path) -> None:
+    """Threads of one C program: a current device per thread (none until it sets one), memory on the thread's
+    device, and a pipelined failure returned to the thread that made it, never to another."""
+    binary = compile_program(toolkit, PROGRAMS / "threads.cpp", tmp_path)
+    done = run_program(toolkit, binary, two_devices)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    codes = {name: int(text.split()[0]) for name, text in lines.items()}
+    assert codes["count"] == 2
+    for unset in ("unset-get-device", "unset-create-stream"):
+        assert codes[unset] == ACL_ERROR_RT_CONTEXT_NULL
+        assert "this thread has no current device: call aclrtSetDevice first" in lines[unset]
+    for index in (0, 1):
+        assert codes[f"t{index}-device"] == index
+        pointer = codes[f"t{index}-pointer"]
+        assert DEVICE_BASE + index * DEVICE_STRIDE <= pointer < DEVICE_BASE + (index + 1) * DEVICE_STRIDE
+        assert codes[f"t{index}-roundtrip"] == 1
+    assert codes["main-device"] == 0
+    assert codes["a-launch"] == 0 and codes["b-sync"] == 0 and codes["b-message-null"] == 1
+    assert codes["a-sync"] == ACLNN_ERR_PARAM_INVALID
+    assert "aclnnAdd #" in lines["a-sync"] and "was freed" in lines["a-sync"]
+    ok = {name for name in codes if name.endswith(("-set", "-code", "-malloc", "-copy-in", "-copy-out", "-free"))}
+    ok |= {name for name in codes if name.endswith(("-reset", "-stream", "-destroy", "-finalize", "-x", "-dead"))}
+    assert {name: codes[name] for name in ok - {"unset-create-stream"} if codes[name] != 0} == {}
+
+
+def test_aclinit_reads_its_config_file(toolkit: Path, two_devices: Daemon, tmp_path: Path) -> None:
+    """The endpoint comes from aclInit's JSON file (no VNPU_ENDPOINT); a file that cannot be read or parsed fails
+    aclInit with the runtime's code and a message naming the file."""
+    binary = compile_program(toolkit, PROGRAMS / "config.cpp", tmp_path)
+    good, bad, missing = tmp_path / "good.json", tmp_path / "bad.json", tmp_path / "missing.json"
+    good.write_text(json.dumps({"vnpu": {"endpoint": two_devices.url}}))
+    bad.write_text("{vnpu")
+    done = run_program(toolkit, binary, None, str(good))
+    assert done.stdout.splitlines() == ["init 0 ", "count 0 2", "finalize 0"], done.stdout + done.stderr
+    for path, code, words in ((bad, ACL_ERROR_PARSE_FILE, "is not valid JSON"), (missing, ACL_ERROR_INVALID_FILE, "")):
+        done = run_program(toolkit, binary, None, str(path))
+        line = done.stdout.splitlines()[0]
+        assert line.startswith(f"init {code} aclInit") and str(path) in line and words in line, done.stdout
