@@ -69,7 +69,13 @@ def source_key() -> str:
 
 
 def compiler() -> str:
-    found = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    named = os.environ.get("CC")
+    if named:
+        found = shutil.which(named)
+        if not found:
+            raise ToolkitError(f"CC is {named!r}, which is not a compiler found on PATH (unset CC to use cc or gcc)")
+        return found
+    found = shutil.which("cc") or shutil.which("gcc")
     if not found:
         raise ToolkitError(
             "no C compiler found: vnpu builds the toolkit's libraries with this machine's compiler "
@@ -82,8 +88,8 @@ def ensure(root: Path | None = None, rebuild: bool = False) -> Path:
     """The toolkit directory, built first when it is missing or incomplete (or `rebuild`)."""
     root = root or default_dir()
     stamp = root / "share" / "vnpu" / "built"
-    if stamp.exists() and not rebuild:
-        return root
+    if not rebuild and stamp.exists() and stamp.read_text().strip() == source_key():
+        return root  # complete, and built from these sources (a toolkit of another vnpu version is rebuilt)
     cc = compiler()
     with tempfile.TemporaryDirectory(prefix="vnpu-toolkit-", dir=root.parent if root.parent.exists() else None) as t:
         staging = Path(t) / "toolkit"

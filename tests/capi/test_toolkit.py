@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import cffi
@@ -16,7 +17,7 @@ from client.capi.convert import C
 from client.capi.prototypes import Table, read_table
 from proto.aclnn import DECLS
 from proto.calltable import CALLS
-from tests.daemons import ROOT
+from tests.daemons import ROOT, clean_env
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +118,30 @@ def test_the_readme_counts_the_functions(table: Table) -> None:
     missing = len(table.prototypes) - implemented
     readme = (ROOT / "README.md").read_text()
     assert f"{len(table.prototypes)} C functions: {implemented} implemented, {missing} not implemented yet" in readme
+
+
+@pytest.mark.parametrize("variables", [{"CC": "/nonexistent/cc"}, {"PATH": "/nonexistent"}])
+def test_no_compiler_is_a_clear_message(tmp_path: Path, variables: dict[str, str]) -> None:
+    env = {**clean_env(), "VNPU_TOOLKIT_DIR": str(tmp_path / "cann"), **variables}
+    done = subprocess.run(
+        [sys.executable, "-m", "server.cli", "toolkit"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert "compiler" in done.stderr and ("CC is '/nonexistent/cc'" in done.stderr or "no C compiler" in done.stderr)
+    assert not (tmp_path / "cann").exists()
+
+
+def test_a_toolkit_of_other_sources_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "cann"
+    (root / "share" / "vnpu").mkdir(parents=True)
+    (root / "share" / "vnpu" / "built").write_text("0123456789ab\n")  # another vnpu's sources
+    built: list[Path] = []
+
+    def fake_build(staging: Path, cc: str) -> None:
+        built.append(staging)
+        (staging / "share" / "vnpu").mkdir(parents=True)
+
+    monkeypatch.setattr(tk, "_build", fake_build)
+    assert tk.ensure(root) == root and len(built) == 1
+    assert (root / "share" / "vnpu" / "built").read_text().strip() == tk.source_key()
+    assert tk.ensure(root) == root and len(built) == 1  # now current: reused
