@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 
 from proto.errors import (
-    ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
     ACL_ERROR_RT_INVALID_DEVICEID,
     ACL_ERROR_RT_STREAM_CAPTURED,
     AclError,
 )
 from server.npu.caller import caller_thread
-from server.npu.context import Context, acl_call, require
+from server.npu.context import AclContext, Context, acl_call, require
 from server.npu.device import Device
 from server.npu.stream import Stream
 
@@ -30,30 +30,59 @@ class DeviceCalls(Context):
 
     @acl_call
     def aclrtSetDevice(self, device_id: int) -> None:
-        """Make `device_id` current for the calling thread; the first set creates the default stream."""
+        """Make the device's primary ACL context current for the calling thread; the first set creates it."""
+        device = self.device_of(device_id)
+        primary = self.primaries.get(device_id)
+        if primary is None:
+            primary = self.new_acl_context(device, primary=True)
+            self.primaries[device_id] = primary
+        primary.refs += 1
+        self.current[caller_thread()] = primary
+
+    @acl_call
+    async def aclrtResetDevice(self, device_id: int) -> None:
+        """Drop one reference; the last one waits for pending work and frees everything of the device."""
+        primary = self._primary_to_reset(device_id)
+        primary.refs -= 1
+        if primary.refs == 0:
+            await asyncio.shield(self._release_device(device_id))
+
+    @acl_call
+    async def aclrtResetDeviceForce(self, device_id: int) -> None:
+        """Release the device's primary context however many aclrtSetDevice calls it had (spec-breadth 1.3)."""
+        primary = self._primary_to_reset(device_id)
+        primary.refs = 0
+        await asyncio.shield(self._release_device(device_id))
+
+    def device_of(self, device_id: int) -> Device:
         if not 0 <= device_id < len(self.machine.devices):
             raise AclError(
                 ACL_ERROR_RT_INVALID_DEVICEID,
                 f"device {device_id} does not exist: this daemon has {len(self.machine.devices)} device(s)",
             )
-        device = self.machine.devices[device_id]
-        if device_id not in self.device_refs:
-            device.streams.take()
-            self.default_streams[device_id] = Stream(
-                self.machine.new_handle(), device, self.machine, default=True, owner=self
-            )
-            self.device_refs[device_id] = 0
-        self.device_refs[device_id] += 1
-        self.current[caller_thread()] = device_id
+        return self.machine.devices[device_id]
 
-    @acl_call
-    async def aclrtResetDevice(self, device_id: int) -> None:
-        """Drop one reference; the last one waits for pending work and frees everything of the device."""
-        if self.device_refs.get(device_id, 0) == 0:
-            raise AclError(ACL_ERROR_RT_CONTEXT_NULL, f"device {device_id} was not set by aclrtSetDevice")
-        self.device_refs[device_id] -= 1
-        if self.device_refs[device_id] == 0:
-            await asyncio.shield(self._release_device(device_id))
+    def _primary_to_reset(self, device_id: int) -> AclContext:
+        self.device_of(device_id)
+        primary = self.primaries.get(device_id)
+        if primary is None:
+            raise AclError(
+                ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
+                f"device {device_id} has not been set by aclrtSetDevice in this process, or has already been reset",
+            )
+        return primary
+
+    def new_acl_context(self, device: Device, primary: bool) -> AclContext:
+        """An ACL context on `device`, with its default stream."""
+        if not primary:
+            self.check_handles()
+        device.streams.take()
+        stream = Stream(self.machine.new_handle(), device, self.machine, default=True, owner=self)
+        made = AclContext(self.machine.new_handle(), device, stream, primary)
+        self.acl_contexts[made.handle] = made
+        self.default_streams[stream.handle] = stream
+        self.stream_contexts[stream.handle] = made
+        return made
 
     @acl_call
     def aclrtGetDevice(self) -> int:
@@ -86,7 +115,9 @@ class DeviceCalls(Context):
 
     async def release_all(self) -> None:
         """Free everything the context holds (at the last aclFinalize, or when its client is gone)."""
-        for index in list(self.device_refs):
+        for index in sorted(
+            {c.device.index for c in self.acl_contexts.values()} | {d.index for d in self.allocations.values()}
+        ):
             await self._release_device(index)
         for ptr in list(self.host_buffers):
             self.memory_used -= self.machine.host.free(ptr).size
@@ -94,31 +125,39 @@ class DeviceCalls(Context):
         self.current.clear()
 
     def _streams_of(self, device: Device) -> list[Stream]:
-        own = [s for s in self.streams.values() if s.device is device]
-        default = self.default_streams.get(device.index)
-        return ([default] if default else []) + own
+        """The default streams of the device's ACL contexts, then the streams created on it."""
+        defaults = [s for s in self.default_streams.values() if s.device is device]
+        return defaults + [s for s in self.streams.values() if s.device is device]
 
-    async def _release_device(self, index: int) -> None:
-        """Everything this context holds on device `index` goes: streams (after their work), events, memory."""
-        device = self.machine.devices[index]
+    async def close_streams(self, streams: list[Stream]) -> None:
+        """Tear `streams` down after their work: a capture or an update on one of them ends, and a model captured
+        from one of them goes (its replay in progress finishes first)."""
+        doomed = set(streams)
         for capture in self.captures():
-            if capture.origin.device is device:
+            if doomed.intersection(capture.streams):
                 self.leave_capture(capture)
                 self.drop_model(capture.model)
         for stream, update in list(self.updating.items()):
-            if stream.device is device:
+            if stream in doomed:
                 update.group.updater = None
                 del self.updating[stream]
+        for stream in streams:  # closing a stream releases a replay's waits on it
+            await stream.close()
+            stream.device.streams.give()
+            self.streams.pop(stream.handle, None)
+            self.default_streams.pop(stream.handle, None)
+            self.stream_contexts.pop(stream.handle, None)
+
+    async def _release_device(self, index: int) -> None:
+        """Everything this context holds on device `index` goes: its ACL contexts (the primary one and any
+        created there) and their streams (after their work), models, events, memory."""
+        device = self.machine.devices[index]
         models = [m for m in self.models.values() if m.device is device]
         for model in models:
             self.drop_model(model)
-        for stream in self._streams_of(device):  # closing a stream releases a replay's waits on it
-            await stream.close()
-            device.streams.give()
-            self.streams.pop(stream.handle, None)
+        await self.close_streams(self._streams_of(device))
         for model in models:  # a replay of aclmdlRIExecute (on no stream) finishes on its own
             await model.wait_idle()
-        self.default_streams.pop(index, None)
         for handle, event in list(self.events.items()):
             if event.device is device:
                 event.destroy()
@@ -129,5 +168,6 @@ class DeviceCalls(Context):
             if owner is device:
                 self.memory_used -= device.arena.free(ptr).size
                 del self.allocations[ptr]
-        del self.device_refs[index]
-        self.current = {t: d for t, d in self.current.items() if d != index}
+        self.primaries.pop(index, None)
+        self.acl_contexts = {h: c for h, c in self.acl_contexts.items() if c.device is not device}
+        self.current = {t: c for t, c in self.current.items() if c.device is not device}

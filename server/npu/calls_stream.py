@@ -1,4 +1,4 @@
-"""Stream calls: create (plain and with config), destroy, synchronize (with timeout), query."""
+"""Stream calls: create (plain and with config), destroy (waiting, or forced), synchronize (with timeout), query."""
 
 from __future__ import annotations
 
@@ -26,10 +26,26 @@ class StreamCalls(Context):
     @acl_call
     async def aclrtDestroyStream(self, stream: int | None) -> None:
         """Waits for the stream's tasks (an event wait that can never be satisfied gives up), then frees it."""
-        require(bool(stream), "stream is NULL: the default stream cannot be destroyed")
-        target = self.idle_stream(stream, "aclrtDestroyStream")
-        del self.streams[target.handle]
+        target = self._stream_to_destroy(stream, "aclrtDestroyStream")
         await asyncio.shield(self._close(target))  # a caller that goes away must not leave it half-closed
+
+    @acl_call
+    async def aclrtDestroyStreamForce(self, stream: int | None) -> None:
+        """Frees the stream without running its queued tasks (the running one ends first): spec-breadth 2.2."""
+        target = self._stream_to_destroy(stream, "aclrtDestroyStreamForce")
+        target.discard()
+        await asyncio.shield(self._close(target))
+
+    def _stream_to_destroy(self, stream: int | None, api: str) -> Stream:
+        require(bool(stream), "stream is NULL: the default stream cannot be destroyed")
+        target = self.idle_stream(stream, api)
+        require(
+            not target.default,
+            f"{target} is the default stream of {self.stream_contexts[target.handle]}: it cannot be destroyed",
+        )
+        del self.streams[target.handle]
+        self.stream_contexts.pop(target.handle, None)
+        return target
 
     @staticmethod
     async def _close(stream: Stream) -> None:
@@ -61,4 +77,5 @@ class StreamCalls(Context):
         device.streams.take()
         stream = Stream(self.machine.new_handle(), device, self.machine, flags, owner=self)
         self.streams[stream.handle] = stream
+        self.stream_contexts[stream.handle] = self.acl_context()
         return stream.handle

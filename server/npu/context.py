@@ -1,8 +1,13 @@
-"""The state of one ACL client context, and the `acl_call` decorator that every ACL entry point wears.
+"""The state of one daemon context, and the `acl_call` decorator that every ACL entry point wears.
 
-A Context is what one process sees of the CANN runtime: its aclInit count, the devices it set (refcounted),
-each thread's current device, and the handles it created. Handles are ints, unique in the daemon; a handle
-of another context is indistinguishable from an invalid one.
+A Context (a daemon context) is what one process sees of the CANN runtime: its aclInit count, the devices it set
+(refcounted), its ACL contexts, each thread's current ACL context, and the handles it created. Handles are ints,
+unique in the daemon; a handle of another daemon context is indistinguishable from an invalid one.
+
+An AclContext is the runtime's `aclrtContext`, which lives inside a daemon context: one device and a default
+stream. Each device a process sets has one primary ACL context (`aclrtSetDevice`, refcounted, released by the last
+`aclrtResetDevice` or by `aclrtResetDeviceForce`); `aclrtCreateContext` makes more. Every thread has its own
+current ACL context, which decides its device and what a NULL stream means.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
@@ -79,6 +85,21 @@ def acl_call(fn: Callable[P, R]) -> Callable[P, R]:
     return run
 
 
+@dataclass(eq=False)
+class AclContext:
+    """aclrtContext: a device and the context's default stream (the primary one's is the device's)."""
+
+    handle: int
+    device: Device
+    default_stream: Stream
+    primary: bool
+    refs: int = 0  # primary only: aclrtSetDevice calls not yet matched by an aclrtResetDevice
+
+    def __str__(self) -> str:
+        kind = "primary context" if self.primary else "context"
+        return f"{kind} {self.handle:#x} of device {self.device.index}"
+
+
 def require(condition: bool, message: str, code: int = ACL_ERROR_INVALID_PARAM) -> None:
     if not condition:
         raise AclError(code, message)
@@ -93,10 +114,12 @@ class Context:
         self.max_handles = max_handles  # streams, events, models and task groups this context may hold
         self.memory_used = 0
         self.init_count = 0
-        self.device_refs: dict[int, int] = {}
-        self.current: dict[Hashable, int] = {}
-        self.default_streams: dict[int, Stream] = {}
-        self.streams: dict[int, Stream] = {}
+        self.acl_contexts: dict[int, AclContext] = {}  # handle -> every live ACL context, primary or created
+        self.primaries: dict[int, AclContext] = {}  # device index -> its primary ACL context
+        self.current: dict[Hashable, AclContext] = {}  # thread -> its current ACL context
+        self.default_streams: dict[int, Stream] = {}  # handle -> the default stream of an ACL context
+        self.streams: dict[int, Stream] = {}  # handle -> a stream the program created
+        self.stream_contexts: dict[int, AclContext] = {}  # stream handle (default or created) -> its ACL context
         self.events: dict[int, Event] = {}
         self.allocations: dict[int, Device] = {}  # device pointer -> its device
         self.host_buffers: set[int] = set()
@@ -108,19 +131,25 @@ class Context:
         self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
         self.exchange_modes: dict[Hashable, aclmdlRICaptureMode] = {}
 
+    def acl_context(self) -> AclContext:
+        """The calling thread's current ACL context."""
+        current = self.current.get(caller_thread())
+        if current is None:
+            raise AclError(ACL_ERROR_RT_CONTEXT_NULL, "this thread has no current device: call aclrtSetDevice first")
+        return current
+
     def device(self) -> Device:
         """The calling thread's current device."""
-        index = self.current.get(caller_thread())
-        if index is None:
-            raise AclError(ACL_ERROR_RT_CONTEXT_NULL, "this thread has no current device: call aclrtSetDevice first")
-        return self.machine.devices[index]
+        return self.acl_context().device
 
     def stream(self, handle: int | None) -> Stream:
-        """The stream `handle` (None or 0: the current device's default stream), which must be on that device."""
-        device = self.device()
+        """The stream `handle` (None or 0: the current ACL context's default stream), which must be on the
+        thread's current device."""
+        current = self.acl_context()
+        device = current.device
         if not handle:
-            return self.default_streams[device.index]
-        stream = self.streams.get(handle)
+            return current.default_stream
+        stream = self.streams.get(handle) or self.default_streams.get(handle)
         if stream is None:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a stream of this context")
         if stream.device is not device:

@@ -10,12 +10,12 @@ daemon's call table dispatches to it by name.
 from __future__ import annotations
 
 from server.npu.calls_aclnn import AclnnCalls
-from server.npu.calls_device import DeviceCalls
+from server.npu.calls_context import ContextCalls
 from server.npu.calls_event import EventCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_stream import StreamCalls
 
 
-class Runtime(DeviceCalls, MemoryCalls, StreamCalls, EventCalls, ModelCalls, AclnnCalls):
+class Runtime(ContextCalls, MemoryCalls, StreamCalls, EventCalls, ModelCalls, AclnnCalls):
     """The ACL runtime as seen by one client context (one process, in CANN terms)."""

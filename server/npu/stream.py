@@ -111,14 +111,26 @@ class Stream:
             self.error = None
             raise AclError(error.code, f"a task on {self} failed: {task.describe()}: {error.message}", api)
 
+    def discard(self) -> int:
+        """Drop the queued tasks that have not started (aclrtDestroyStreamForce); how many."""
+        dropped = len(self._tasks)
+        self._tasks.clear()
+        self.issued -= dropped
+        return dropped
+
     async def close(self) -> None:
-        """Let every queued task finish (event waits give up at once), then stop the worker."""
+        """Let every queued task finish (event waits give up at once), then stop the worker; whoever still waits
+        for a discarded task is released."""
         if not self.closing.done():
             self.closing.set_result(None)
         await self.reach(self.issued)
         self._worker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._worker
+        for _, _, future in self._reached:
+            if not future.done():
+                future.set_result(None)
+        self._reached.clear()
 
     async def _run(self) -> None:
         np.seterr(all="ignore")  # for this task's context only: kernels run inline here without their own errstate

@@ -15,6 +15,7 @@ from proto.errors import (
     ACL_ERROR_PARSE_FILE,
     ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
     ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_PARAM_INVALID,
@@ -156,3 +157,24 @@ def test_aclinit_reads_its_config_file(toolkit: Path, two_devices: Daemon, tmp_p
         done = run_program(toolkit, binary, None, str(path))
         line = done.stdout.splitlines()[0]
         assert line.startswith(f"init {code} aclInit") and str(path) in line and words in line, done.stdout
+
+
+def test_acl_contexts_and_forced_reset_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """The context samples' flow, three times in one process: every step's code, and the data on the created
+    context's default stream."""
+    binary = compile_program(toolkit, PROGRAMS / "contexts.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rounds = done.stdout.split("init ")[1:]
+    assert len(rounds) == 3
+    for text in rounds:
+        lines = dict(line.split(" ", 1) for line in ("init " + text).splitlines())
+        codes = {name: int(value.split()[0]) for name, value in lines.items() if name != "values"}
+        assert lines["values"] == "ok" and codes["created-is-current"] == 1 and codes["default-stream-is-real"] == 1
+        assert codes.pop("destroy-primary") == ACL_ERROR_RT_CONTEXT_NULL
+        assert "aclrtDestroyContext" in lines["destroy-primary"]
+        assert codes.pop("set-destroyed") == ACL_ERROR_RT_PARAM_INVALID
+        assert codes.pop("reset-after") == ACL_ERROR_RT_CONTEXT_RELEASE_ERROR
+        assert "already been reset" in lines["reset-after"]
+        assert {name: code for name, code in codes.items() if code not in (0, 1)} == {}
+        assert codes["finalize"] == 0

@@ -14,7 +14,12 @@ import pytest
 import proto.aclnn as nn
 from proto.calltable import CALLS
 from proto.constants import aclDataType
-from proto.errors import ACL_ERROR_RT_STREAM_CAPTURED, AclError
+from proto.errors import (
+    ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
+    ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_STREAM_CAPTURED,
+    AclError,
+)
 from tests.server.api.callers import RestCaller, WsCaller
 from tests.server.api.conftest import LiveServer
 from tests.server.npu.devicekit import tensor_at
@@ -97,6 +102,24 @@ async def exercise(c: Caller) -> None:
     assert (await c("aclrtStreamQuery", stream=s2))["status"] == 0
     await c("aclrtSynchronizeDevice")
 
+    # ACL contexts: a created one is current (its own default stream, a real handle), then the primary again
+    primary = (await c("aclrtGetCurrentContext"))["context"]
+    made = (await c("aclrtCreateContext", deviceId=1))["context"]
+    assert (await c("aclrtGetCurrentContext"))["context"] == made != primary
+    assert (await c("aclrtGetDevice"))["deviceId"] == 1
+    own = (await c("aclrtCtxGetCurrentDefaultStream"))["stream"]
+    await c("aclrtMemsetAsync", devPtr=(await c("aclrtMalloc", size=64, policy=0))["devPtr"], maxCount=64, value=3,
+            count=64, stream=own)  # fmt: skip
+    await c("aclrtSynchronizeStream", stream=own)
+    doomed = (await c("aclrtCreateStream"))["stream"]
+    await c("aclrtDestroyStreamForce", stream=doomed)
+    await c("aclrtSetCurrentContext", context=primary)
+    assert (await c("aclrtGetDevice"))["deviceId"] == 0
+    await c("aclrtDestroyContext", context=made)
+    with pytest.raises(AclError) as caught:
+        await c("aclrtSetCurrentContext", context=made)
+    assert caught.value.code == ACL_ERROR_RT_PARAM_INVALID
+
     # the seed: capture with an EXTERNAL event and a task group, update on a second stream
     x, o, tmp = await r.put(np.zeros(8)), await r.put(np.zeros(8)), await r.put(np.zeros(8))
     other = await r.put(np.ones(8))
@@ -140,7 +163,11 @@ async def exercise(c: Caller) -> None:
     await c("aclrtDestroyStream", stream=s2)
     await c("aclrtFree", devPtr=a)
     await c("aclrtFreeHost", hostPtr=h)
-    await c("aclrtResetDevice", deviceId=0)
+    await c("aclrtSetDevice", deviceId=0)  # a second reference, which the forced reset drops too
+    await c("aclrtResetDeviceForce", deviceId=0)
+    with pytest.raises(AclError) as caught:
+        await c("aclrtResetDevice", deviceId=0)
+    assert caught.value.code == ACL_ERROR_RT_CONTEXT_RELEASE_ERROR
     await c("aclFinalize")
 
 
