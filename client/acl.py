@@ -51,6 +51,8 @@ from typing import Any
 
 import proto.aclnn as _aclnn
 import proto.errors as _errors
+import proto.host as _host
+from client import lasterror as _lasterror
 from client.config import load
 from client.errors import ServerError as ServerError
 from client.errors import TransportError as TransportError
@@ -82,7 +84,11 @@ def _function(api: str) -> Callable[..., Any]:
     names = CALLS[api].arg_names
 
     def function(*args: Any) -> Any:
-        return current().call(api, *args)
+        try:
+            return current().call(api, *args)
+        except AclError as error:
+            _lasterror.note(error)
+            raise
 
     function.__name__ = function.__qualname__ = api
     function.__doc__ = f"{api}({', '.join(names)}). {CALLS[api].doc}".strip()
@@ -131,6 +137,10 @@ _SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint"}
 _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL and not api.startswith("vnpu")}
 globals().update(_DEVICE)
 HOST_FUNCTIONS = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name.startswith("acl")}
+HOST_FUNCTIONS |= _host.FUNCTIONS | {
+    "aclrtGetLastError": _lasterror.aclrtGetLastError,
+    "aclrtPeekAtLastError": _lasterror.aclrtPeekAtLastError,
+}
 globals().update(HOST_FUNCTIONS)
 CONSTANTS = flat_constants() | {n: v for n, v in vars(_errors).items() if n.startswith(("ACL_", "ACLNN_"))}
 globals().update(CONSTANTS)

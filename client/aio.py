@@ -27,6 +27,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from client import lasterror
 from client.acl import CONSTANTS, HOST_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
@@ -177,7 +178,11 @@ def current() -> AsyncSession:
 
 def _coroutine(api: str) -> Callable[..., Awaitable[Any]]:
     async def function(*args: Any) -> Any:
-        return await current().call(api, *args)
+        try:
+            return await current().call(api, *args)
+        except AclError as error:
+            lasterror.note(error)  # one thread runs the loop: its coroutines share the last error, as threads do
+            raise
 
     function.__name__ = function.__qualname__ = api
     function.__doc__ = f"{api}({', '.join(CALLS[api].arg_names)}), a coroutine. {CALLS[api].doc}".strip()

@@ -112,6 +112,13 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtGetDevice", out=(("deviceId", I32),)),
     call("aclrtGetDeviceCount", out=(("count", U32),)),
     call("aclrtSynchronizeDevice"),
+    call("aclrtGetDeviceInfo", ("deviceId", U32), ("attr", I32), out=(("value", I64),)),
+    call("aclrtGetDeviceCapability", ("deviceId", I32), ("devFeatureType", I32), out=(("value", I32),)),
+    call("aclrtQueryDeviceStatus", ("deviceId", I32), out=(("deviceStatus", I32),)),
+    call("aclrtGetDeviceResLimit", ("deviceId", I32), ("type", I32), out=(("value", U32),)),
+    call("aclrtSetDeviceResLimit", ("deviceId", I32), ("type", I32), ("value", U32)),
+    call("aclrtResetDeviceResLimit", ("deviceId", I32)),
+    call("aclrtGetResInCurrentThread", ("type", I32), out=(("value", U32),)),
     call("aclrtSetOpWaitTimeout", ("timeout", U32)),
     # memory
     call("aclrtMalloc", ("size", U64), ("policy", I32), out=(("devPtr", U64),)),

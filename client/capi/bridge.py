@@ -20,17 +20,20 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from client import acl
+import proto.host as host
+from client import acl, lasterror
 from client.capi import convert, hostobj
 from client.capi.convert import Bound, C
 from client.errors import ServerError, TransportError
 from proto.calltable import CALLS
 from proto.errors import (
     ACL_ERROR_INTERNAL_ERROR,
+    ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_UNINITIALIZE,
     AclError,
 )
+from proto.host import HOST
 from proto.identity import SOC_NAME
 
 ERROR_RESULTS = frozenset({"aclError", "aclnnStatus"})
@@ -61,6 +64,7 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
         try:
             return body(*args)
         except AclError as error:
+            lasterror.note(error)
             record(str(error) if error.api else f"{name}: {error}")
             return _failure_value(result, error.code)
         except TransportError as error:
@@ -118,20 +122,58 @@ def aclrtGetSocName(c: C) -> Callable[[], Any]:  # noqa: N802
     return lambda: name
 
 
-_STATIC: list[Any] = []  # C strings handed out for the life of the program
+def last_error(read: Callable[[int], int]) -> Callable[[C], Callable[[int], int]]:
+    """aclrtGetLastError / aclrtPeekAtLastError: the stored code is the C result itself."""
+    return lambda c: read
+
+
+def aclsysGetVersionStr(c: C) -> Callable[[Any, Any], int]:  # noqa: N802
+    def function(package: Any, version: Any) -> int:
+        if version == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "versionStr is NULL: it must hold ACL_PKG_VERSION_MAX_SIZE bytes")
+        name = None if package == c.ffi.NULL else c.ffi.string(package).decode()
+        text = host.aclsysGetVersionStr(name).encode() + b"\0"
+        c.ffi.memmove(version, text, len(text))
+        return 0
+
+    return function
+
+
+def aclGetCannAttributeList(c: C) -> Callable[[Any, Any], int]:  # noqa: N802
+    """A static array of the available attributes, as the runtime returns."""
+    available = host.aclGetCannAttributeList()
+    array = c.ffi.new("aclCannAttr[]", available or [0])
+    _STATIC.append(array)
+
+    def function(attributes: Any, count: Any) -> int:
+        if attributes == c.ffi.NULL or count == c.ffi.NULL:
+            which = "cannAttrList" if attributes == c.ffi.NULL else "num"
+            raise AclError(ACL_ERROR_INVALID_PARAM, f"{which} is NULL: it must point to where the result goes")
+        attributes[0] = array
+        count[0] = len(available)
+        return 0
+
+    return function
+
+
+_STATIC: list[Any] = []  # C strings and arrays handed out for the life of the program
 
 
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclGetRecentErrMsg": aclGetRecentErrMsg,
     "aclrtGetSocName": aclrtGetSocName,
     "vnpuGetContextId": vnpuGetContextId,
+    "aclrtGetLastError": last_error(lasterror.aclrtGetLastError),
+    "aclrtPeekAtLastError": last_error(lasterror.aclrtPeekAtLastError),
+    "aclsysGetVersionStr": aclsysGetVersionStr,
+    "aclGetCannAttributeList": aclGetCannAttributeList,
     **convert.SPECIAL,
     **hostobj.SPECIAL,
 }
 
 
 def is_implemented(name: str) -> bool:
-    return name in SPECIAL or name in hostobj.OPERATORS or name in CALLS
+    return name in SPECIAL or name in hostobj.OPERATORS or name in CALLS or name in HOST
 
 
 def implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) -> Callable[..., Any]:
@@ -142,6 +184,8 @@ def implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) 
         return hostobj.OPERATORS[name](c)
     if name in CALLS:
         return convert.generic(c, Bound(name, result, params))
+    if name in HOST:
+        return convert.host(c, Bound(name, result, params), HOST[name])
     return not_implemented(name, result)
 
 

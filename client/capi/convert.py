@@ -24,6 +24,7 @@ from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
 from proto.calltable import CALLS
 from proto.constants import aclrtMemcpyKind
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
+from proto.host import HostCall
 
 # C parameter names that differ from the call table's argument names: (function, call-table name) -> C name
 C_NAMES: dict[tuple[str, str], str] = {
@@ -119,7 +120,19 @@ def _writer(c: C, ctype: str) -> Callable[[Any, Any], None]:
 
 
 def generic(c: C, bound: Bound) -> Callable[..., Any]:
+    """A function of the call table: its error code is 0 once the call succeeded."""
     call = CALLS[bound.name]
+    return _adapter(c, bound, call.arg_names, call.out_names, nullable=False, returns_value=False)
+
+
+def host(c: C, bound: Bound, spec: HostCall) -> Callable[..., Any]:
+    """A host function of `proto.host`: with out-parameters it returns 0, without them its value is the result."""
+    return _adapter(c, bound, spec.args, spec.outs, spec.nullable, returns_value=not spec.outs)
+
+
+def _adapter(
+    c: C, bound: Bound, arg_names: tuple[str, ...], out_names: tuple[str, ...], nullable: bool, returns_value: bool
+) -> Callable[..., Any]:
     position = {name: i for i, (_, name) in enumerate(bound.params)}
 
     def index(arg: str) -> int:
@@ -128,27 +141,32 @@ def generic(c: C, bound: Bound) -> Callable[..., Any]:
             raise KeyError(f"the C prototype has no parameter {name!r} for the call's {arg!r}")
         return position[name]
 
-    outs = [(index(n), n, _writer(c, bound.params[index(n)][0])) for n in call.out_names]
-    out_names = set(call.out_names)
-    ins = [(index(n), _reader(c, bound.params[index(n)][0], n in out_names)) for n in call.arg_names]
+    outs = [(index(n), n, _writer(c, bound.params[index(n)][0])) for n in out_names]
+    ins = [(index(n), _reader(c, bound.params[index(n)][0], n in out_names)) for n in arg_names]
     function = getattr(acl, bound.name)
     push, pull = bound.name in PUSH_BEFORE, bound.name in PULL_AFTER
     null, pinned, api = c.ffi.NULL, c.pinned, bound.name
 
-    def body(*args: Any) -> int:
-        for i, name, _ in outs:
-            if args[i] == null:
-                raise AclError(ACL_ERROR_INVALID_PARAM, f"{name} is NULL: it must point to where the result goes", api)
+    def body(*args: Any) -> Any:
+        if not nullable:
+            for i, name, _ in outs:
+                if args[i] == null:
+                    raise AclError(
+                        ACL_ERROR_INVALID_PARAM, f"{name} is NULL: it must point to where the result goes", api
+                    )
         values = [read(args[i]) for i, read in ins]
         if push:
             pinned.push()
         result = function(*values)
         if pull:
             pinned.pull()
+        if returns_value:
+            return result
         if outs:
             results = result if len(outs) > 1 else (result,)
             for (i, _, write), value in zip(outs, results, strict=True):
-                write(args[i], value)
+                if args[i] != null:
+                    write(args[i], value)
         return 0
 
     return body

@@ -17,12 +17,20 @@ from collections.abc import Callable
 from typing import Any
 
 import proto.aclnn as aclnn
+import proto.host as host
 from client import acl
 from client.capi.convert import C
 from proto.aclnn import DECLS, ArgKind, OpDecl
 from proto.aclnn.decl import TENSOR_KINDS
 from proto.constants import aclDataType
-from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, AclError
+from proto.errors import (
+    ACL_ERROR_INVALID_PARAM,
+    ACLNN_ERR_PARAM_INVALID,
+    ACLNN_ERR_PARAM_NULLPTR,
+    ACLNN_SUCCESS,
+    AclError,
+)
+from proto.host import aclDataBuffer
 
 FORGOTTEN_LIMIT = 4096  # destroyed or released handles remembered for a precise message
 
@@ -216,7 +224,58 @@ def phase2(decl: OpDecl) -> Callable[[C], Callable[..., int]]:
     return factory
 
 
+def _data_buffer(c: C, handle: Any, api: str) -> aclDataBuffer | None:
+    """The data buffer behind `handle` (None for NULL); any other address is refused with 100000."""
+    address = c.address(handle)
+    try:
+        found: aclDataBuffer | None = HANDLES.get(address, aclDataBuffer, "dataBuffer", api)
+    except AclError as error:
+        raise AclError(ACL_ERROR_INVALID_PARAM, error.message, api) from None
+    return found
+
+
+def aclCreateDataBuffer(c: C) -> Callable[[Any, int], Any]:  # noqa: N802
+    def body(data: Any, size: int) -> Any:
+        return _handle(c, host.aclCreateDataBuffer(c.address(data), size), "aclDataBuffer *")
+
+    return body
+
+
+def aclDestroyDataBuffer(c: C) -> Callable[[Any], int]:  # noqa: N802
+    def body(handle: Any) -> int:
+        host.aclDestroyDataBuffer(_data_buffer(c, handle, "aclDestroyDataBuffer"))
+        HANDLES.drop(c.address(handle), "was destroyed by aclDestroyDataBuffer")
+        return 0
+
+    return body
+
+
+def aclUpdateDataBuffer(c: C) -> Callable[[Any, Any, int], int]:  # noqa: N802
+    def body(handle: Any, data: Any, size: int) -> int:
+        host.aclUpdateDataBuffer(_data_buffer(c, handle, "aclUpdateDataBuffer"), c.address(data), size)
+        return 0
+
+    return body
+
+
+def _data_buffer_field(api: str, read: Callable[[aclDataBuffer | None], int], pointer: bool) -> Any:
+    def factory(c: C) -> Callable[[Any], Any]:
+        def body(handle: Any) -> Any:
+            value = read(_data_buffer(c, handle, api))
+            return c.ffi.cast("void *", value) if pointer else value
+
+        return body
+
+    return factory
+
+
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
+    "aclCreateDataBuffer": aclCreateDataBuffer,
+    "aclDestroyDataBuffer": aclDestroyDataBuffer,
+    "aclUpdateDataBuffer": aclUpdateDataBuffer,
+    "aclGetDataBufferAddr": _data_buffer_field("aclGetDataBufferAddr", host.aclGetDataBufferAddr, pointer=True),
+    "aclGetDataBufferSizeV2": _data_buffer_field("aclGetDataBufferSizeV2", host.aclGetDataBufferSizeV2, False),
+    "aclGetDataBufferSize": _data_buffer_field("aclGetDataBufferSize", host.aclGetDataBufferSize, pointer=False),
     "aclCreateTensor": aclCreateTensor,
     "aclCreateScalar": aclCreateScalar,
     "aclCreateIntArray": aclCreateIntArray,

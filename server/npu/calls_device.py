@@ -169,5 +169,6 @@ class DeviceCalls(Context):
                 self.memory_used -= device.arena.free(ptr).size
                 del self.allocations[ptr]
         self.primaries.pop(index, None)
+        self.res_limits = {k: v for k, v in self.res_limits.items() if k[0] != index}
         self.acl_contexts = {h: c for h, c in self.acl_contexts.items() if c.device is not device}
         self.current = {t: c for t, c in self.current.items() if c.device is not device}

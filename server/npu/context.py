@@ -124,6 +124,7 @@ class Context:
         self.allocations: dict[int, Device] = {}  # device pointer -> its device
         self.host_buffers: set[int] = set()
         self.freed: dict[int, int] = {}  # pointers this context freed lately -> size, to explain their reuse
+        self.res_limits: dict[tuple[int, int], int] = {}  # (device, aclrtDevResLimitType) -> cores allowed
         self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
         self.models: dict[int, ModelRI] = {}
         self.groups: dict[int, TaskGroup] = {}

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from server.npu.calls_aclnn import AclnnCalls
 from server.npu.calls_context import ContextCalls
+from server.npu.calls_devinfo import DeviceInfoCalls
 from server.npu.calls_event import EventCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_stream import StreamCalls
 
 
-class Runtime(ContextCalls, MemoryCalls, StreamCalls, EventCalls, ModelCalls, AclnnCalls):
+class Runtime(ContextCalls, DeviceInfoCalls, MemoryCalls, StreamCalls, EventCalls, ModelCalls, AclnnCalls):
     """The ACL runtime as seen by one client context (one process, in CANN terms)."""

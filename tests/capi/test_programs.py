@@ -18,10 +18,11 @@ from proto.errors import (
     ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INTERNAL_ERROR,
+    ACL_ERROR_RT_INVALID_DEVICEID,
     ACL_ERROR_RT_PARAM_INVALID,
     ACLNN_ERR_PARAM_INVALID,
 )
-from proto.identity import SOC_NAME
+from proto.identity import CANN_VERSION, SOC_NAME
 from tests.capi.conftest import PROGRAMS, compile_program, run_program
 from tests.daemons import Daemon, serving
 
@@ -178,3 +179,35 @@ def test_acl_contexts_and_forced_reset_from_c(toolkit: Path, daemon: Daemon, tmp
         assert "already been reset" in lines["reset-after"]
         assert {name: code for name, code in codes.items() if code not in (0, 1)} == {}
         assert codes["finalize"] == 0
+
+
+def test_host_side_calls_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """The quick-start samples' host calls: each value as the runtime gives it, and the last error stored for a
+    runtime failure only."""
+    binary = compile_program(toolkit, PROGRAMS / "sysinfo.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert lines["soc"] == SOC_NAME and lines["init"] == "0"
+    assert lines["version-str"] == f"0 {CANN_VERSION}"
+    major, minor, patch = (int(p) for p in CANN_VERSION.split("."))
+    assert lines["version-num"] == f"0 {major * 10**7 + minor * 10**5 + patch * 10**3}"
+    assert lines["version-missing"] == str(ACL_ERROR_INVALID_FILE)
+    assert lines["acl-version"] == "0 1.17.0" and lines["run-mode"] == "0 1"
+    assert lines["run-mode-null"] == f"{ACL_ERROR_INVALID_PARAM} peek 0 get 0"
+    assert (lines["message-first"], lines["message-second"]) == ("1", "0")
+    bad = ACL_ERROR_RT_INVALID_DEVICEID
+    assert lines["bad-device"] == f"{bad} peek {bad} get {bad} again 0"
+    assert lines["bad-level"] == str(ACL_ERROR_INVALID_PARAM)
+    assert lines["fp16"] == "0x3e80 1.625000" and lines["fp16-saturate"] == "0x7bff 0x0001"
+    assert lines["sizes"] == "4 2 8 0"
+    assert lines["attributes"] == "0 3 0=1 1=1 2=1" and lines["attribute-bad"] == str(ACL_ERROR_INVALID_PARAM)
+    assert lines["priorities"] == "0 7 0 0"
+    assert lines["buffer"] == "1 48" and lines["buffer-update"] == "0 8"
+    assert lines["buffer-destroy"] == f"0 {ACL_ERROR_INVALID_PARAM}"
+    assert lines["buffer-gone"] == str(ACL_ERROR_INVALID_PARAM) and lines["finalize"] == "0"
+    assert (lines["arch"], lines["arch-other"]) == ("0 1", "0 0")
+    assert lines["arch-unknown"] == str(ACL_ERROR_RT_PARAM_INVALID)
+    assert lines["vector-cores"] == "0 40" and lines["capability"] == "0 1" and lines["set-device"] == "0"
+    assert lines["res-limit"] == "0 0 1" and lines["res-limit-too-many"] == str(ACL_ERROR_RT_PARAM_INVALID)
+    assert lines["reset-force"] == "0"

@@ -14,6 +14,7 @@ import pytest
 
 import client.acl as acl
 import proto.aclnn as nn
+import proto.host
 from client import aio
 from client.config import Config
 from client.core import prepare
@@ -38,7 +39,9 @@ def test_all_matches_the_call_table_both_ways() -> None:
     host = {name for name in nn.__all__ if name.startswith("acl")}
     assert host <= exported  # aclCreateTensor, phase 1, executor calls
     functions = {name for name in exported if name.startswith("acl") and callable(getattr(acl, name))}
-    assert functions == DEVICE_CALLS | host | {"aclGetRecentErrMsg"}  # nothing else posing as an ACL call
+    local = set(proto.host.FUNCTIONS) | {"aclrtGetLastError", "aclrtPeekAtLastError"}  # no device: spec-breadth 16
+    assert not local & DEVICE_CALLS
+    assert functions == DEVICE_CALLS | host | local | {"aclGetRecentErrMsg"}  # nothing else posing as an ACL call
     for name, value in flat_constants().items():
         assert getattr(acl, name) == value
     assert acl.ACL_ERROR_RT_STREAM_CAPTURED == 107027 and acl.ACLNN_ERR_PARAM_INVALID == 161002

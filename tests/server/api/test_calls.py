@@ -59,6 +59,14 @@ async def exercise(c: Caller) -> None:
     assert (await c("aclrtGetDevice"))["deviceId"] == 0
     assert (await c("aclrtGetDeviceCount"))["count"] == 2
     await c("aclrtSetOpWaitTimeout", timeout=0)
+    assert (await c("aclrtGetDeviceInfo", deviceId=1, attr=201))["value"] == 40  # ACL_DEV_ATTR_VECTOR_CORE_NUM
+    assert (await c("aclrtGetDeviceCapability", deviceId=0, devFeatureType=1))["value"] == 1
+    assert (await c("aclrtQueryDeviceStatus", deviceId=1))["deviceStatus"] == 0
+    await c("aclrtSetDeviceResLimit", deviceId=0, type=0, value=8)
+    assert (await c("aclrtGetDeviceResLimit", deviceId=0, type=0))["value"] == 8
+    assert (await c("aclrtGetResInCurrentThread", type=0))["value"] == 8
+    await c("aclrtResetDeviceResLimit", deviceId=0)
+    assert (await c("aclrtGetResInCurrentThread", type=0))["value"] == 20
     free0, total = (await c("aclrtGetMemInfo", attr=1)).values()
     assert free0 <= total
 
