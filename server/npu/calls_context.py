@@ -30,8 +30,8 @@ class ContextCalls(DeviceCalls):
                 f"{target} is the one aclrtSetDevice made: it cannot be destroyed (aclrtResetDevice releases it)",
             )
         del self.acl_contexts[target.handle]
-        streams = [self.default_streams[target.default_stream.handle]]
-        streams += [self.streams[h] for h, c in list(self.stream_contexts.items()) if c is target and h in self.streams]
+        streams = [target.default_stream]
+        streams += [self.streams[h] for h, c in self.stream_contexts.items() if c is target and h in self.streams]
         await asyncio.shield(self.close_streams(streams))
         fallback = self.primaries.get(target.device.index)
         for thread, current in list(self.current.items()):
