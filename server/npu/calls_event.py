@@ -1,5 +1,6 @@
-"""Event calls: the three create calls, destroy, record, wait (with timeout), reset, query, synchronize,
-elapsed time. The flag rules are those of spec sections 3.1-3.3; the semantics live in `event`."""
+"""Event calls: the three create calls, destroy, record and wait (with timeout, with a flag), reset, query,
+synchronize, elapsed time, timestamps. The flag rules are those of spec sections 3.1-3.3 and spec-breadth 5;
+the semantics live in `event`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from proto.constants import (
     ACL_EVENT_DEVICE_USE_ONLY,
     ACL_EVENT_EXTERNAL,
     ACL_EVENT_IPC,
+    ACL_EVENT_RECORD_EXTERNAL,
     ACL_EVENT_SYNC,
     ACL_EVENT_TIME_LINE,
     aclrtEventRecordedStatus,
@@ -22,8 +24,10 @@ from proto.errors import (
     ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
     ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+    ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_CONTEXT,
+    ACL_ERROR_RT_STREAM_NOT_CAPTURED,
     AclError,
 )
 from server.npu.capture_events import CaptureEvents
@@ -43,7 +47,8 @@ def _invalid(message: str) -> AclError:
 class EventCalls(CaptureEvents):
     @acl_call
     def aclrtCreateEvent(self) -> int:
-        """A legacy event usable for waits and timing (not for aclrtResetEvent, as the docs say)."""
+        """A legacy event usable for waits, timing and aclrtResetEvent (the docs forbid the reset, the runtime's
+        code accepts it and CANN's stream/2 sample relies on it: spec-breadth 5.5)."""
         return self._create_event(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE, "aclrtCreateEvent")
 
     @acl_call
@@ -78,15 +83,25 @@ class EventCalls(CaptureEvents):
 
     @acl_call
     def aclrtRecordEvent(self, event: int | None, stream: int | None) -> None:
-        target, on = self.event(event), self.stream(stream)
-        self._same_device(target, on)
-        self.refuse_default_stream(on, "aclrtRecordEvent")
-        if not self.record_in_capture(target, on, "aclrtRecordEvent"):
-            self.issue(on, RecordTask("aclrtRecordEvent", target, target.issue_record(on)))
+        self._record(event, stream, 0, "aclrtRecordEvent")
+
+    @acl_call
+    def aclrtRecordEventWithFlag(self, event: int | None, stream: int | None, flag: int) -> None:
+        """ACL_EVENT_RECORD_DEFAULT is aclrtRecordEvent; ACL_EVENT_RECORD_EXTERNAL belongs in a capture."""
+        require(flag in (0, 1), f"flag {flag:#x} is neither ACL_EVENT_RECORD_DEFAULT nor ACL_EVENT_RECORD_EXTERNAL")
+        self._record(event, stream, flag, "aclrtRecordEventWithFlag")
 
     @acl_call
     def aclrtStreamWaitEvent(self, stream: int | None, event: int | None) -> None:
         self._wait(stream, event, self.op_wait_timeout, "aclrtStreamWaitEvent")
+
+    @acl_call
+    def aclrtStreamWaitEventWithFlag(self, stream: int | None, event: int | None, timeout: int, flag: int) -> None:
+        """ACL_EVENT_WAIT_DEFAULT is aclrtStreamWaitEventWithTimeout; ACL_EVENT_WAIT_EXTERNAL (timeout 0) belongs
+        in a capture."""
+        require(flag in (0, 1), f"flag {flag:#x} is neither ACL_EVENT_WAIT_DEFAULT nor ACL_EVENT_WAIT_EXTERNAL")
+        require(not (flag and timeout), f"ACL_EVENT_WAIT_EXTERNAL takes no timeout, got {timeout}")
+        self._wait(stream, event, float(timeout) or None, "aclrtStreamWaitEventWithFlag", flag)
 
     @acl_call
     def aclrtStreamWaitEventWithTimeout(self, stream: int | None, event: int | None, timeout: int) -> None:
@@ -100,8 +115,6 @@ class EventCalls(CaptureEvents):
         self._same_device(target, on)
         if not target.legacy:
             raise _invalid(f"{target} is an aclrtCreateEventExWithFlag event, which cannot be reset")
-        if target.api == "aclrtCreateEvent":
-            raise _invalid(f"{target} comes from aclrtCreateEvent, which the docs forbid in aclrtResetEvent")
         self.refuse_default_stream(on, "aclrtResetEvent")
         if not self.reset_in_capture(target, on, "aclrtResetEvent"):
             self.issue(on, ResetTask("aclrtResetEvent", target))
@@ -158,6 +171,60 @@ class EventCalls(CaptureEvents):
             raise AclError(ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL, f"end {last} was recorded before start {first}")
         return elapsed
 
+    @acl_call
+    def aclrtEventGetTimestamp(self, event: int | None) -> int:
+        """Microseconds on the device clock (zero when the device was made) when the latest record ran."""
+        target = self._queryable(event, "aclrtEventGetTimestamp")
+        if target.flags & ACL_EVENT_IPC:
+            raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{target} is an IPC event, which has no timestamp")
+        if not target.timed:
+            raise _invalid(f"{target} was created without ACL_EVENT_TIME_LINE, so it has no timestamp")
+        if target.latest is None:
+            raise AclError(ACL_ERROR_RT_INTERNAL_ERROR, f"{target} was never recorded, so it has no timestamp")
+        if not target.latest.done:
+            raise AclError(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, f"the latest record of {target} has not run yet")
+        return int((target.latest.timestamp - target.device.started) * 1e6)
+
+    def _record(self, event: int | None, stream: int | None, flag: int, api: str) -> None:
+        target, on = self.event(event), self.stream(stream)
+        self._same_device(target, on)
+        self._fix_flag(target, "record_kind", flag, api)
+        if flag == ACL_EVENT_RECORD_EXTERNAL:
+            self._external(target, on, api)
+        self.refuse_default_stream(on, api)
+        if not self.record_in_capture(target, on, api):
+            self.issue(on, RecordTask(api, target, target.issue_record(on)))
+
+    def _external(self, event: Event, stream: Stream, api: str) -> None:
+        """The checks of an *_EXTERNAL record or wait (spec-breadth 5.2, steps 3 and 6)."""
+        if event.legacy or event.flags != ACL_EVENT_SYNC:
+            raise AclError(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                f"{api} with an *_EXTERNAL flag needs an event from aclrtCreateEventExWithFlag(ACL_EVENT_SYNC); "
+                f"{event} is not one",
+            )
+        if stream not in self.capturing:
+            raise AclError(
+                ACL_ERROR_RT_STREAM_NOT_CAPTURED,
+                f"{api} with an *_EXTERNAL flag records or waits across a model's boundary: {stream} is not capturing",
+            )
+        raise AclError(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "vnpu does not implement captured *_EXTERNAL records and waits yet"
+        )
+
+    @staticmethod
+    def _fix_flag(event: Event, which: str, flag: int, api: str) -> None:
+        """The first record (wait) fixes the event's record (wait) flag for its lifetime (spec-breadth 5.2.4)."""
+        fixed = getattr(event, which)
+        if fixed is None:
+            setattr(event, which, flag)
+        elif fixed != flag:
+            kind = "recorded" if which == "record_kind" else "waited on"
+            raise _invalid(
+                f"{event} was first {kind} with flag {fixed}, so {api} cannot use flag {flag} on it "
+                "(one flag per event)"
+            )
+
     def _create_event(self, flags: int, api: str) -> int:
         device = self.device()
         self.check_handles()
@@ -167,14 +234,20 @@ class EventCalls(CaptureEvents):
         self.events[event.handle] = event
         return event.handle
 
-    def _wait(self, stream: int | None, event: int | None, timeout: float | None, api: str) -> None:
+    def _wait(self, stream: int | None, event: int | None, timeout: float | None, api: str, flag: int = 0) -> None:
         on, target = self.stream(stream), self.event(event)
         self._same_device(target, on)
+        self._fix_flag(target, "wait_kind", flag, api)
+        if flag:
+            self._external(target, on, api)
         self.refuse_default_stream(on, api)
-        if self.wait_in_capture(on, target, timeout, api):
+        if self.wait_in_capture(on, target, timeout, api):  # there, a wait on such an event is 107000 (spec 3.2)
             return
-        if not target.flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL):
-            raise _invalid(f"{target} was created without ACL_EVENT_SYNC, so streams cannot wait on it")
+        if not target.flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC):
+            raise AclError(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                f"{target} was created without ACL_EVENT_SYNC, so it has no wait task: streams cannot wait on it",
+            )
         if target.binary:
             self.issue(on, WaitTask(api, target, None, timeout))
             return

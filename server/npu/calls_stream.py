@@ -1,10 +1,17 @@
-"""Stream calls: create (plain and with config), destroy (waiting, or forced), synchronize (with timeout), query."""
+"""Stream calls: create (plain and with config), destroy (waiting, or forced), synchronize (with timeout), query,
+the stream's id, flags and priority, failure mode, abort and stop (spec-breadth 2.2-2.4)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from proto.constants import aclrtStreamStatus
+from proto.constants import ACL_STOP_ON_FAILURE, ACL_STREAM_DEVICE_USE_ONLY, aclrtStreamStatus
+from proto.errors import (
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+    ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_STREAM_CONTEXT,
+    AclError,
+)
 from server.npu.context import Context, acl_call, require
 from server.npu.stream import Stream
 
@@ -18,10 +25,10 @@ class StreamCalls(Context):
 
     @acl_call
     def aclrtCreateStreamWithConfig(self, priority: int, flag: int) -> int:
-        """`priority` is reserved (accepted, unused); `flag` is recorded and otherwise has no effect."""
+        """`priority` and `flag` are recorded (aclrtStreamGetPriority/GetFlags) and otherwise have no effect."""
         require(priority >= 0, f"priority must be >= 0, got {priority}")
         require(not flag & ~_STREAM_FLAGS, f"flag {flag:#x} has bits that are not ACL_STREAM_* flags")
-        return self._create_stream(flag)
+        return self._create_stream(flag, priority)
 
     @acl_call
     async def aclrtDestroyStream(self, stream: int | None) -> None:
@@ -71,11 +78,59 @@ class StreamCalls(Context):
             return aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
         return aclrtStreamStatus.ACL_STREAM_STATUS_COMPLETE
 
-    def _create_stream(self, flags: int) -> int:
+    @acl_call
+    def aclrtStreamGetId(self, stream: int | None) -> int:
+        return self.stream(stream).ident
+
+    @acl_call
+    def aclrtStreamGetFlags(self, stream: int | None) -> int:
+        return self.stream(stream).flags
+
+    @acl_call
+    def aclrtStreamGetPriority(self, stream: int | None) -> int:
+        return self.stream(stream).priority
+
+    @acl_call
+    def aclrtSetStreamFailureMode(self, stream: int | None, mode: int) -> None:
+        """Only bit 0 counts. STOP is set once and for good, on every stream of the stream's ACL context."""
+        target = self.stream(stream)
+        stop = bool(mode & ACL_STOP_ON_FAILURE)
+        if target.flags & ACL_STREAM_DEVICE_USE_ONLY:
+            raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{target} is ACL_STREAM_DEVICE_USE_ONLY: no failure mode")
+        if target.stop_on_failure and not stop:
+            raise AclError(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                f"{target} is in ACL_STOP_ON_FAILURE mode, which a stream cannot leave (the mode is set once)",
+            )
+        if stop:
+            owner = self.stream_contexts[target.handle]
+            for s in [*self.streams.values(), *self.default_streams.values()]:
+                if self.stream_contexts.get(s.handle) is owner:
+                    s.stop_on_failure = True
+
+    @acl_call
+    def aclrtStreamAbort(self, stream: int | None) -> None:
+        """Drops the queued tasks; the running one gives up if it waits; a synchronize waiting on it says so."""
+        self._own_stream(stream).abort()
+
+    @acl_call
+    def aclrtStreamStop(self, stream: int | None) -> None:
+        """The running task gives up if it waits; the queued tasks stay and run."""
+        require(bool(stream), "stream is NULL: aclrtStreamStop takes no default stream", ACL_ERROR_RT_PARAM_INVALID)
+        self._own_stream(stream).interrupt()
+
+    def _own_stream(self, stream: int | None) -> Stream:
+        """The stream, which must belong to the thread's current ACL context (107003 otherwise)."""
+        target, current = self.stream(stream), self.acl_context()
+        if self.stream_contexts.get(target.handle) is not current:
+            raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{target} is not a stream of this thread's {current}")
+        return target
+
+    def _create_stream(self, flags: int, priority: int = 0) -> int:
         device = self.device()
         self.check_handles()
         device.streams.take()
-        stream = Stream(self.machine.new_handle(), device, self.machine, flags, owner=self)
+        stream = Stream(self.machine.new_handle(), device, self.machine, flags, owner=self, priority=priority)
         self.streams[stream.handle] = stream
         self.stream_contexts[stream.handle] = self.acl_context()
         return stream.handle

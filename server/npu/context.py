@@ -41,6 +41,7 @@ from server.npu.device import Device, Machine
 from server.npu.event import Event
 from server.npu.hostmem import HostBuffer
 from server.npu.model import ModelRI, ModelState, TaskGroup, Update
+from server.npu.notify import Notify
 from server.npu.stream import Stream, Task
 
 P = ParamSpec("P")
@@ -121,6 +122,7 @@ class Context:
         self.streams: dict[int, Stream] = {}  # handle -> a stream the program created
         self.stream_contexts: dict[int, AclContext] = {}  # stream handle (default or created) -> its ACL context
         self.events: dict[int, Event] = {}
+        self.notifies: dict[int, Notify] = {}
         self.allocations: dict[int, Device] = {}  # device pointer -> its device
         self.host_buffers: set[int] = set()
         self.freed: dict[int, int] = {}  # pointers this context freed lately -> size, to explain their reuse
@@ -172,11 +174,11 @@ class Context:
 
     def check_handles(self) -> None:
         """Refuse a new handle when the context holds its maximum."""
-        held = len(self.streams) + len(self.events) + len(self.models) + len(self.groups)
+        held = len(self.streams) + len(self.events) + len(self.notifies) + len(self.models) + len(self.groups)
         if self.max_handles is not None and held >= self.max_handles:
             raise AclError(
                 ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
-                f"this context holds {held} handles (streams, events, models, task groups), its limit",
+                f"this context holds {held} handles (streams, events, notifies, models, task groups), its limit",
             )
 
     def idle_stream(self, handle: int | None, api: str) -> Stream:

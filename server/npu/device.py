@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import count
 
@@ -64,6 +65,9 @@ class Device:
         self.streams = Limit("stream", max_streams, ACL_ERROR_RT_NO_STREAM_RESOURCE)
         self.events = Limit("event", max_events, ACL_ERROR_RT_NO_EVENT_RESOURCE)
         self.models = Limit("model", max_models, ACL_ERROR_RT_NO_MODEL_RESOURCE)
+        self.stream_ids = count()  # aclrtStreamGetId
+        self.notify_ids = count()  # aclrtGetNotifyId
+        self.started = time.perf_counter()  # the device clock's zero (aclrtEventGetTimestamp)
 
 
 class Machine:

@@ -58,6 +58,8 @@ class Event:
         self.flag = False  # the device flag of binary events
         self.latest: RecordMark | None = None
         self.destroyed = False
+        self.record_kind: int | None = None  # fixed by the first record: ACL_EVENT_RECORD_DEFAULT or _EXTERNAL
+        self.wait_kind: int | None = None  # fixed by the first wait: ACL_EVENT_WAIT_DEFAULT or _EXTERNAL
         self._changed: asyncio.Future[None] | None = None
 
     def __repr__(self) -> str:
@@ -78,10 +80,13 @@ class Event:
     @property
     def completed(self) -> bool:
         """The recorded status: a binary event's latest record ran and no reset cleared it since; a snapshot
-        event's latest record ran, or it was never recorded (as in CUDA)."""
+        event's latest record ran, or it was never recorded and is an Ex event (a never-recorded legacy event is
+        not ready: spec-breadth 5.5)."""
         if self.binary:
             return self.flag and self.latest is not None and self.latest.done
-        return self.latest is None or self.latest.done
+        if self.latest is None:
+            return not self.legacy
+        return self.latest.done
 
     @property
     def pending_record(self) -> bool:
@@ -112,7 +117,7 @@ class Event:
         deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
         while not self.flag:
             if lane.closing.done():
-                raise AclError(ACL_ERROR_RT_STREAM_ABORT, f"{lane} was destroyed while it waited on {self}")
+                raise AclError(ACL_ERROR_RT_STREAM_ABORT, f"{lane} gave up its wait on {self} (destroyed or aborted)")
             if self.destroyed and not self.pending_record:
                 raise AclError(
                     ACL_ERROR_RT_INVALID_HANDLE,

@@ -15,8 +15,9 @@ from server.npu.calls_devinfo import DeviceInfoCalls
 from server.npu.calls_event import EventCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
+from server.npu.calls_notify import NotifyCalls
 from server.npu.calls_stream import StreamCalls
 
 
-class Runtime(ContextCalls, DeviceInfoCalls, MemoryCalls, StreamCalls, EventCalls, ModelCalls, AclnnCalls):
+class Runtime(ContextCalls, DeviceInfoCalls, MemoryCalls, StreamCalls, EventCalls, NotifyCalls, ModelCalls, AclnnCalls):
     """The ACL runtime as seen by one client context (one process, in CANN terms)."""

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from proto.errors import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, AclError
+from proto.errors import (
+    ACL_ERROR_RT_INTERNAL_ERROR,
+    ACL_ERROR_RT_STREAM_ABORT,
+    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+    AclError,
+)
 from server.npu.trace import Where, traced
 
 if TYPE_CHECKING:
@@ -39,18 +44,38 @@ class Task(Protocol):
     def describe(self) -> str: ...
 
 
+def abandon(task: Task) -> None:
+    """A task that will never run releases whoever waits for it on the host (a record's mark)."""
+    release = getattr(task, "abandon", None)
+    if release is not None:
+        release()
+
+
 class Stream:
     """aclrtStream. Tasks run in issue order; a failed task leaves a sticky error that the next synchronize
-    raises (and clears), while the tasks after it still run, so one bad launch loses nothing else."""
+    raises (and clears). In ACL_CONTINUE_ON_FAILURE mode (the default) the tasks after it still run, so one bad
+    launch loses nothing else; in ACL_STOP_ON_FAILURE mode they are skipped until a synchronize reports it."""
 
     def __init__(
-        self, handle: int, device: Device, machine: Machine, flags: int = 0, default: bool = False, owner: object = None
+        self,
+        handle: int,
+        device: Device,
+        machine: Machine,
+        flags: int = 0,
+        default: bool = False,
+        owner: object = None,
+        priority: int = 0,
     ):
         self.handle = handle
         self.device = device
         self.machine = machine
         self.flags = flags
         self.default = default
+        self.priority = priority
+        self.ident = next(device.stream_ids)  # aclrtStreamGetId
+        self.stop_on_failure = False  # aclrtSetStreamFailureMode(ACL_STOP_ON_FAILURE)
+        self.aborts = 0  # aclrtStreamAbort calls so far: a synchronize waiting through one reports it
+        self._closed = False
         self.issued = 0
         self.completed = 0
         self.running: Task | None = None
@@ -95,7 +120,9 @@ class Stream:
         return True
 
     async def synchronize(self, api: str, timeout: float | None = None) -> None:
-        """Wait for every task issued so far, then raise the sticky error, if any (clearing it)."""
+        """Wait for every task issued so far, then raise the sticky error, if any (clearing it); a wait that
+        an aclrtStreamAbort cut short says so."""
+        aborts = self.aborts
         if not await self.reach(self.issued, timeout):
             raise AclError(
                 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
@@ -104,6 +131,8 @@ class Stream:
                 api,
             )
         self.raise_error(api)
+        if self.aborts != aborts:
+            raise AclError(ACL_ERROR_RT_STREAM_ABORT, f"{self} was aborted (aclrtStreamAbort) during the wait", api)
 
     def raise_error(self, api: str) -> None:
         if self.error is not None:
@@ -112,15 +141,27 @@ class Stream:
             raise AclError(error.code, f"a task on {self} failed: {task.describe()}: {error.message}", api)
 
     def discard(self) -> int:
-        """Drop the queued tasks that have not started (aclrtDestroyStreamForce); how many."""
+        """Drop the queued tasks that have not started (aclrtDestroyStreamForce, aclrtStreamAbort); how many."""
         dropped = len(self._tasks)
-        self._tasks.clear()
-        self.issued -= dropped
+        while self._tasks:
+            self._skip(self._tasks.popleft())
         return dropped
+
+    def abort(self) -> None:
+        """aclrtStreamAbort: drop the queued tasks, and make the running one give up its wait."""
+        self.aborts += 1
+        self.discard()
+        self.interrupt()
+
+    def interrupt(self) -> None:
+        """Make the running task give up if it waits (on an event, a notify, a value): aclrtStreamStop."""
+        if self.running is not None and not self.closing.done():
+            self.closing.set_result(None)
 
     async def close(self) -> None:
         """Let every queued task finish (event waits give up at once), then stop the worker; whoever still waits
         for a discarded task is released."""
+        self._closed = True
         if not self.closing.done():
             self.closing.set_result(None)
         await self.reach(self.issued)
@@ -138,7 +179,11 @@ class Stream:
             while not self._tasks:
                 self._wake.clear()
                 await self._wake.wait()
-            task = self.running = self._tasks.popleft()
+            task = self._tasks.popleft()
+            if self.error is not None and self.stop_on_failure:
+                self._skip(task)
+                continue
+            self.running = task
             try:
                 await traced(self.machine.tracer, task, self, self.where)
             except AclError as error:
@@ -147,11 +192,20 @@ class Stream:
                 log.exception("task %s on %s crashed", task.describe(), self)
                 self._fail(task, AclError(ACL_ERROR_RT_INTERNAL_ERROR, f"vnpu internal error: {error!r}", task.api))
             self.running = None
-            self.completed += 1
-            while self._reached and self._reached[0][0] <= self.completed:
-                future = heapq.heappop(self._reached)[2]
-                if not future.done():
-                    future.set_result(None)
+            if self.closing.done() and not self._closed:  # an interrupt is over: later waits wait again
+                self.closing = asyncio.get_running_loop().create_future()
+            self._advance()
+
+    def _skip(self, task: Task) -> None:
+        abandon(task)
+        self._advance()
+
+    def _advance(self) -> None:
+        self.completed += 1
+        while self._reached and self._reached[0][0] <= self.completed:
+            future = heapq.heappop(self._reached)[2]
+            if not future.done():
+                future.set_result(None)
 
     def _fail(self, task: Task, error: AclError) -> None:
         log.info("task %s on %s failed: %s", task.describe(), self, error)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from proto.aclnn import KernelDesc
-from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACL_ERROR_RT_WAIT_TIMEOUT, AclError
+from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACL_ERROR_RT_STREAM_ABORT, ACL_ERROR_RT_WAIT_TIMEOUT, AclError
 from server.npu.arena import MemoryFault
 from server.npu.event import Event, RecordMark
 from server.npu.ops import run_kernel
@@ -129,6 +129,11 @@ class RecordTask:
     async def run(self, lane: Lane) -> None:
         self.event.recorded(self.mark)
 
+    def abandon(self) -> None:
+        """Dropped before it ran: a host that waits for this record stops waiting (the flag stays as it is)."""
+        if self.mark is not None and not self.mark.done:
+            self.mark.complete()
+
 
 @dataclass(frozen=True)
 class WaitTask:
@@ -149,6 +154,8 @@ class WaitTask:
             done, _ = await asyncio.wait(
                 {self.mark.future, lane.closing}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
             )
+            if not self.mark.done and lane.closing.done():
+                raise AclError(ACL_ERROR_RT_STREAM_ABORT, f"{lane} gave up its wait on {self.event}")
             if not done:
                 raise AclError(
                     ACL_ERROR_RT_WAIT_TIMEOUT,

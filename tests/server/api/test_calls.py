@@ -108,6 +108,23 @@ async def exercise(c: Caller) -> None:
     assert (await c("aclrtEventElapsedTime", start=plain, end=ex))["ms"] >= 0
     await c("aclrtSynchronizeStreamWithTimeout", stream=s2, timeout=5000)
     assert (await c("aclrtStreamQuery", stream=s2))["status"] == 0
+    await c("aclrtRecordEventWithFlag", event=ex, stream=s, flag=0)
+    await c("aclrtStreamWaitEventWithFlag", stream=s2, event=ex, timeout=0, flag=0)
+    await c("aclrtSynchronizeStream", stream=s2)
+    assert (await c("aclrtEventGetTimestamp", event=ex))["timestamp"] > 0
+    ids = {(await c("aclrtStreamGetId", stream=h))["streamId"] for h in (s, s2, 0)}
+    assert len(ids) == 3
+    assert (await c("aclrtStreamGetFlags", stream=s2))["flags"] == 0
+    assert (await c("aclrtStreamGetPriority", stream=s2))["priority"] == 0
+    await c("aclrtSetStreamFailureMode", stream=s2, mode=0)
+    await c("aclrtStreamAbort", stream=s2)
+    await c("aclrtStreamStop", stream=s2)
+    notify = (await c("aclrtCreateNotify", flag=0))["notify"]
+    assert (await c("aclrtGetNotifyId", notify=notify))["notifyId"] >= 0
+    await c("aclrtRecordNotify", notify=notify, stream=s)
+    await c("aclrtWaitAndResetNotify", notify=notify, stream=s2, timeout=5)
+    await c("aclrtSynchronizeStream", stream=s2)
+    await c("aclrtDestroyNotify", notify=notify)
     await c("aclrtSynchronizeDevice")
 
     # ACL contexts: a created one is current (its own default stream, a real handle), then the primary again
