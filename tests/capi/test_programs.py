@@ -20,6 +20,7 @@ from proto.errors import (
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_INVALID_DEVICEID,
     ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_STREAM_ABORT,
     ACLNN_ERR_PARAM_INVALID,
 )
 from proto.identity import CANN_VERSION, SOC_NAME
@@ -211,3 +212,22 @@ def test_host_side_calls_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -
     assert lines["vector-cores"] == "0 40" and lines["capability"] == "0 1" and lines["set-device"] == "0"
     assert lines["res-limit"] == "0 0 1" and lines["res-limit-too-many"] == str(ACL_ERROR_RT_PARAM_INVALID)
     assert lines["reset-force"] == "0"
+
+
+def test_streams_notifies_and_events_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """The stream and notify samples' flow: a notify orders two streams (the data proves it), timestamps, ids,
+    the failure mode set once, an abort releasing a stream blocked forever."""
+    binary = compile_program(toolkit, PROGRAMS / "streams.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    codes = {name: int(value.split()[0]) for name, value in lines.items() if name not in ("values", "after-abort")}
+    assert lines["values"] == lines["after-abort"] == "ok"
+    assert (codes.pop("ids-differ"), codes.pop("timestamps-ordered")) == (1, 1)
+    assert (codes.pop("flags-value"), codes.pop("priority-value")) == (1, 3)  # ACL_STREAM_FAST_LAUNCH, priority 3
+    assert codes.pop("id-null") == ACL_ERROR_INVALID_PARAM and "streamId is NULL" in lines["id-null"]
+    assert codes.pop("back-to-continue") == ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+    assert "aclrtSetStreamFailureMode" in lines["back-to-continue"]
+    assert codes.pop("sync-after-abort") in (0, ACL_ERROR_RT_STREAM_ABORT)  # dropped, or given up while running
+    assert codes.pop("stop-default") == ACL_ERROR_RT_PARAM_INVALID
+    assert {name: code for name, code in codes.items() if code != 0} == {}
