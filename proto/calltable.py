@@ -120,6 +120,9 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtResetDeviceResLimit", ("deviceId", I32)),
     call("aclrtGetResInCurrentThread", ("type", I32), out=(("value", U32),)),
     call("aclrtSetOpWaitTimeout", ("timeout", U32)),
+    call("aclrtDeviceCanAccessPeer", ("deviceId", I32), ("peerDeviceId", I32), out=(("canAccessPeer", I32),)),
+    call("aclrtDeviceEnablePeerAccess", ("peerDeviceId", I32), ("flags", U32)),
+    call("aclrtDeviceDisablePeerAccess", ("peerDeviceId", I32)),
     # memory
     call("aclrtMalloc", ("size", U64), ("policy", I32), out=(("devPtr", U64),)),
     call("aclrtFree", ("devPtr", Ptr)),
@@ -158,6 +161,8 @@ _CALLS: tuple[Call, ...] = (
         ("stream", Stream),
         asynchronous=True,
     ),
+    call("aclrtValueWrite", ("devAddr", Ptr), ("value", U64), ("flag", U32), ("stream", Stream), asynchronous=True),
+    call("aclrtValueWait", ("devAddr", Ptr), ("value", U64), ("flag", U32), ("stream", Stream), asynchronous=True),
     # streams
     call("aclrtCreateStream", out=(("stream", U64),)),
     call("aclrtCreateStreamWithConfig", ("priority", U32), ("flag", U32), out=(("stream", U64),)),

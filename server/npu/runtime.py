@@ -16,8 +16,21 @@ from server.npu.calls_event import EventCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_notify import NotifyCalls
+from server.npu.calls_peer import PeerCalls
 from server.npu.calls_stream import StreamCalls
+from server.npu.calls_value import ValueCalls
 
 
-class Runtime(ContextCalls, DeviceInfoCalls, MemoryCalls, StreamCalls, EventCalls, NotifyCalls, ModelCalls, AclnnCalls):
+class Runtime(
+    ContextCalls,
+    DeviceInfoCalls,
+    PeerCalls,
+    MemoryCalls,
+    ValueCalls,
+    StreamCalls,
+    EventCalls,
+    NotifyCalls,
+    ModelCalls,
+    AclnnCalls,
+):
     """The ACL runtime as seen by one client context (one process, in CANN terms)."""

@@ -221,8 +221,11 @@ def test_streams_notifies_and_events_from_c(toolkit: Path, daemon: Daemon, tmp_p
     done = run_program(toolkit, binary, daemon)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
-    codes = {name: int(value.split()[0]) for name, value in lines.items() if name not in ("values", "after-abort")}
-    assert lines["values"] == lines["after-abort"] == "ok"
+    checked = ("values", "after-abort", "after-value")
+    codes = {name: int(value.split()[0]) for name, value in lines.items() if name not in checked}
+    assert lines["values"] == lines["after-abort"] == lines["after-value"] == "ok"
+    assert (codes.pop("blocked-on-value"), codes.pop("peer")) == (1, -1)  # this daemon has one device:
+    assert codes.pop("can-access-peer") == ACL_ERROR_RT_INVALID_DEVICEID  # device 1 is no peer, nothing written
     assert (codes.pop("ids-differ"), codes.pop("timestamps-ordered")) == (1, 1)
     assert (codes.pop("flags-value"), codes.pop("priority-value")) == (1, 3)  # ACL_STREAM_FAST_LAUNCH, priority 3
     assert codes.pop("id-null") == ACL_ERROR_INVALID_PARAM and "streamId is NULL" in lines["id-null"]

@@ -59,6 +59,23 @@ int main()
     }
     std::printf("values %s\n", ok ? "ok" : "WRONG");
 
+    void *word = nullptr;
+    Report("malloc-word", aclrtMalloc(&word, 8, ACL_MEM_MALLOC_HUGE_FIRST));
+    Report("word-zero", aclrtMemset(word, 8, 0, 8));
+    Report("value-wait", aclrtValueWait(word, 100, ACL_STREAM_WAIT_VALUE_EQ, consumer));
+    Report("after-wait", aclrtMemsetAsync(dst, 256, 0x22, 256, consumer));
+    aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
+    Report("query-blocked", aclrtStreamQuery(consumer, &status));
+    std::printf("blocked-on-value %d\n", status == ACL_STREAM_STATUS_NOT_READY);
+    Report("value-write", aclrtValueWrite(word, 100, 0, producer));
+    Report("sync-value", aclrtSynchronizeStream(consumer));
+    Report("copy-value", aclrtMemcpy(back, 256, dst, 256, ACL_MEMCPY_DEVICE_TO_HOST));
+    std::printf("after-value %s\n", back[0] == 0x22 && back[255] == 0x22 ? "ok" : "WRONG");
+    int32_t canAccess = -1;
+    Report("can-access-peer", aclrtDeviceCanAccessPeer(&canAccess, 0, 1));
+    std::printf("peer %d\n", canAccess);
+    Report("free-word", aclrtFree(word));
+
     Report("stop-on-failure", aclrtSetStreamFailureMode(producer, ACL_STOP_ON_FAILURE));
     Report("back-to-continue", aclrtSetStreamFailureMode(producer, ACL_CONTINUE_ON_FAILURE));
     aclrtEvent never = nullptr;

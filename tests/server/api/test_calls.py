@@ -125,6 +125,13 @@ async def exercise(c: Caller) -> None:
     await c("aclrtWaitAndResetNotify", notify=notify, stream=s2, timeout=5)
     await c("aclrtSynchronizeStream", stream=s2)
     await c("aclrtDestroyNotify", notify=notify)
+    word = (await c("aclrtMalloc", size=8, policy=0))["devPtr"]
+    await c("aclrtValueWrite", devAddr=word, value=2**63 + 5, flag=0, stream=s)
+    await c("aclrtValueWait", devAddr=word, value=2**63, flag=0, stream=s2)  # GEQ
+    await c("aclrtSynchronizeStream", stream=s2)
+    assert (await c("aclrtDeviceCanAccessPeer", deviceId=0, peerDeviceId=1))["canAccessPeer"] == 1
+    await c("aclrtDeviceEnablePeerAccess", peerDeviceId=1, flags=0)
+    await c("aclrtDeviceDisablePeerAccess", peerDeviceId=1)
     await c("aclrtSynchronizeDevice")
 
     # ACL contexts: a created one is current (its own default stream, a real handle), then the primary again
