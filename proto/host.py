@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from proto import allocator
 from proto.constants import aclCannAttr, aclDataType
 from proto.errors import (
     ACL_ERROR_INTERNAL_ERROR,
@@ -278,5 +279,6 @@ FUNCTIONS: Final = {
         aclGetCannAttributeList,
         aclsysGetVersionStr,
         *DATA_BUFFER_FUNCTIONS,
+        *allocator.FUNCTIONS,
     )
 }

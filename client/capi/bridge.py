@@ -22,7 +22,7 @@ from typing import Any
 
 import proto.host as host
 from client import acl, lasterror
-from client.capi import convert, hostobj
+from client.capi import allocator, convert, hostobj
 from client.capi.convert import Bound, C
 from client.errors import ServerError, TransportError
 from proto.calltable import CALLS
@@ -169,6 +169,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclGetCannAttributeList": aclGetCannAttributeList,
     **convert.SPECIAL,
     **hostobj.SPECIAL,
+    **allocator.SPECIAL,
 }
 
 

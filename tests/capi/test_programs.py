@@ -234,3 +234,20 @@ def test_streams_notifies_and_events_from_c(toolkit: Path, daemon: Daemon, tmp_p
     assert codes.pop("sync-after-abort") in (0, ACL_ERROR_RT_STREAM_ABORT)  # dropped, or given up while running
     assert codes.pop("stop-default") == ACL_ERROR_RT_PARAM_INVALID
     assert {name: code for name, code in codes.items() if code != 0} == {}
+
+
+def test_custom_allocator_registry_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """The allocator sample's flow: C function pointers stored, handed back as they were, and called."""
+    binary = compile_program(toolkit, PROGRAMS / "allocator.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    codes = {name: int(value.split()[0]) for name, value in lines.items() if name != "values"}
+    assert lines["values"] == "ok"
+    assert (codes.pop("desc"), codes.pop("same"), codes.pop("counts")) == (1, 1, 1)
+    assert codes.pop("register-incomplete") == ACL_ERROR_INVALID_PARAM
+    assert "getAddrFromBlockFunc" in lines["register-incomplete"]
+    assert codes.pop("register-default") == ACL_ERROR_INVALID_PARAM
+    assert codes.pop("get-after") == ACL_ERROR_INVALID_PARAM and "no allocator" in lines["get-after"]
+    assert codes.pop("destroy-again") == ACL_ERROR_INVALID_PARAM and "destroyed" in lines["destroy-again"]
+    assert {name: code for name, code in codes.items() if code != 0} == {}
