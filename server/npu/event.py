@@ -17,12 +17,8 @@ import time
 from typing import TYPE_CHECKING
 
 from proto.constants import ACL_EVENT_EXTERNAL, ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE
-from proto.errors import (
-    ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_STREAM_ABORT,
-    ACL_ERROR_RT_WAIT_TIMEOUT,
-    AclError,
-)
+from proto.errors import ACL_ERROR_RT_INVALID_HANDLE, AclError
+from server.npu.signal import Signal
 
 if TYPE_CHECKING:
     from server.npu.device import Device
@@ -46,10 +42,11 @@ class RecordMark:
         self.future.set_result(None)
 
 
-class Event:
+class Event(Signal):
     """aclrtEvent; `api` is the create call, which decides the behaviour (see the module docstring)."""
 
     def __init__(self, handle: int, device: Device, flags: int, api: str) -> None:
+        super().__init__()
         self.handle = handle
         self.device = device
         self.flags = flags
@@ -60,7 +57,6 @@ class Event:
         self.destroyed = False
         self.record_kind: int | None = None  # fixed by the first record: ACL_EVENT_RECORD_DEFAULT or _EXTERNAL
         self.wait_kind: int | None = None  # fixed by the first wait: ACL_EVENT_WAIT_DEFAULT or _EXTERNAL
-        self._changed: asyncio.Future[None] | None = None
 
     def __repr__(self) -> str:
         return f"event {self.handle:#x} ({self.api}, flags {self.flags:#x})"
@@ -102,40 +98,23 @@ class Event:
             mark.complete()
         if self.binary:
             self.flag = True
-        self._notify()
+        self.changed()
 
     def reset(self) -> None:
         self.flag = False
-        self._notify()
+        self.changed()
 
     def destroy(self) -> None:
         self.destroyed = True
-        self._notify()
+        self.changed()
 
     async def wait_flag(self, lane: Lane, timeout: float | None) -> None:
         """Block `lane` until the flag is set (a binary wait task)."""
-        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
-        while not self.flag:
-            if lane.closing.done():
-                raise AclError(ACL_ERROR_RT_STREAM_ABORT, f"{lane} gave up its wait on {self} (destroyed or aborted)")
-            if self.destroyed and not self.pending_record:
-                raise AclError(
-                    ACL_ERROR_RT_INVALID_HANDLE,
-                    f"{self} was destroyed while {lane} waited on it, and no record of it is pending",
-                )
-            if self._changed is None:
-                self._changed = asyncio.get_running_loop().create_future()
-            remaining = None if deadline is None else deadline - asyncio.get_running_loop().time()
-            done, _ = await asyncio.wait(
-                {self._changed, lane.closing}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
-            )
-            if not done:
-                raise AclError(
-                    ACL_ERROR_RT_WAIT_TIMEOUT,
-                    f"{lane} waited {timeout:g} s on {self}, which was not recorded in that time",
-                )
+        await self.wait_until(lane, lambda: self.flag, timeout, lambda: self._hopeless(lane))
 
-    def _notify(self) -> None:
-        if self._changed is not None:
-            self._changed.set_result(None)
-            self._changed = None
+    def _hopeless(self, lane: Lane) -> None:
+        if self.destroyed and not self.pending_record:
+            raise AclError(
+                ACL_ERROR_RT_INVALID_HANDLE,
+                f"{self} was destroyed while {lane} waited on it, and no record of it is pending",
+            )
