@@ -52,6 +52,7 @@ from typing import Any
 import proto.aclnn as _aclnn
 import proto.errors as _errors
 import proto.host as _host
+from client import callbacks as _callbacks
 from client import lasterror as _lasterror
 from client.config import load
 from client.errors import ServerError as ServerError
@@ -133,9 +134,26 @@ def aclGetRecentErrMsg() -> str | None:  # noqa: N802
     return current().recent_error_message() if _current is not None else None
 
 
+def _session_function(name: str, body: Callable[..., Any]) -> Callable[..., Any]:
+    """A function of the client (`client.callbacks`) that runs over the current session's calls."""
+
+    def function(*args: Any) -> Any:
+        try:
+            return body(current().call, *args)
+        except AclError as error:
+            _lasterror.note(error)
+            raise
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = body.__doc__
+    return function
+
+
 _SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint"}
-_DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL and not api.startswith("vnpu")}
+_CALLBACKS = {name: _session_function(name, body) for name, body in _callbacks.FUNCTIONS.items()}
+_DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CALLBACKS) and not api.startswith("vnpu")}
 globals().update(_DEVICE)
+globals().update(_CALLBACKS)
 HOST_FUNCTIONS = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name.startswith("acl")}
 HOST_FUNCTIONS |= _host.FUNCTIONS | {
     "aclrtGetLastError": _lasterror.aclrtGetLastError,
@@ -146,6 +164,6 @@ CONSTANTS = flat_constants() | {n: v for n, v in vars(_errors).items() if n.star
 globals().update(CONSTANTS)
 
 __all__ = sorted(
-    {*_DEVICE, *HOST_FUNCTIONS, *CONSTANTS, *_SPECIAL, "aclGetRecentErrMsg"}
+    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *CONSTANTS, *_SPECIAL, "aclGetRecentErrMsg"}
     | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
 )

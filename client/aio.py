@@ -29,6 +29,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from client import lasterror
 from client.acl import CONSTANTS, HOST_FUNCTIONS
+from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.errors import TransportError as TransportError
@@ -36,6 +37,7 @@ from client.hostbuf import HostBuffer as HostBuffer
 from client.outbox import AsyncOutbox
 from client.session import LOOPBACK
 from proto.calltable import CALLS
+from proto.errors import ACL_ERROR_RT_FEATURE_NOT_SUPPORT
 from proto.errors import AclError as AclError
 
 
@@ -232,8 +234,24 @@ async def aclmdlRIDebugJsonPrint(modelRI: int, path: str | None, flags: int) -> 
     return text
 
 
+def _no_callbacks(api: str) -> Callable[..., Awaitable[Any]]:
+    async def function(*_: Any) -> Any:
+        raise AclError(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "the asyncio client does not run callbacks: its coroutines are one client thread, so a wait for "
+            "callbacks would hold up every other call of the loop; use client.acl (threads) for them",
+            api,
+        )
+
+    function.__name__ = function.__qualname__ = api
+    return function
+
+
 _SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint"}
-_COROUTINES = {api: _coroutine(api) for api in CALLS if api not in _SPECIAL and not api.startswith("vnpu")}
+_CALLBACKS = {api: _no_callbacks(api) for api in CALLBACK_FUNCTIONS}
+_COROUTINES = {
+    api: _coroutine(api) for api in CALLS if api not in _SPECIAL | set(_CALLBACKS) and not api.startswith("vnpu")
+} | _CALLBACKS
 globals().update(_COROUTINES)
 globals().update(HOST_FUNCTIONS)
 globals().update(CONSTANTS)

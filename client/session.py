@@ -18,6 +18,7 @@ import httpx
 import msgpack
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
+from client.callbacks import HostFuncThread
 from client.config import Config
 from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.errors import TransportError
@@ -38,6 +39,7 @@ class Session:
         self._ws: WsConnection | None = None
         self._http: httpx.Client | None = None
         self._outbox: Outbox | None = None  # pipelined calls not sent yet (WebSocket)
+        self._host_functions = HostFuncThread(self.call)  # a thread from the first aclrtLaunchHostFunc on
         self._resources = contextlib.ExitStack()  # the connection, closed by close()
         headers = {"Authorization": f"Bearer {self.config.token}"} if self.config.token else {}
         if self.config.transport == "ws":
@@ -145,7 +147,10 @@ class Session:
         return {"result": payload}
 
     def _adapt(self, api: str, values: tuple[Any, ...], result: Any) -> Any:
-        """aclrtMallocHost returns a HostBuffer; aclrtFreeHost drops its local mapping."""
+        """aclrtMallocHost returns a HostBuffer; aclrtFreeHost drops its local mapping; the first
+        aclrtLaunchHostFunc keeps the thread that runs host functions running."""
+        if api == "aclrtLaunchHostFunc":
+            self._host_functions.launched()
         if api == "aclrtMallocHost":
             return self._host_buffer(result, values[0])
         if api == "aclrtFreeHost" and isinstance(values[0], HostBuffer):
@@ -172,6 +177,7 @@ class Session:
         return self.protocol.recent_message()
 
     def close(self) -> None:
+        self._host_functions.stop()
         if self._outbox is not None:
             with contextlib.suppress(ConnectionClosed, OSError):
                 self._outbox.close()

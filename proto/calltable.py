@@ -56,6 +56,16 @@ class WireModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, ser_json_bytes="base64", val_json_bytes="base64")
 
 
+class DueCallback(WireModel):
+    """A callback the client is to run now: `fn(userData)`, then (`blocking`) vnpuCallbackDone(callbackId)."""
+
+    callbackId: U64  # noqa: N815
+    fn: U64
+    userData: U64  # noqa: N815
+    blocking: bool
+    captured: bool  # from a model: handed back at every replay, so the client keeps fn and userData
+
+
 @dataclass(frozen=True)
 class Call:
     """One function of the table. `asynchronous`: a C call that only queues work (a launch, an async copy, an
@@ -208,6 +218,33 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtRecordNotify", ("notify", Handle), ("stream", Stream), asynchronous=True),
     call("aclrtWaitAndResetNotify", ("notify", Handle), ("stream", Stream), ("timeout", U32), asynchronous=True),
     call("aclrtGetNotifyId", ("notify", Handle), out=(("notifyId", U32),)),
+    # callbacks and host functions (the vnpu* calls are the client's half: `client.callbacks`)
+    call("aclrtSubscribeReport", ("threadId", U64), ("stream", Stream)),
+    call("aclrtUnSubscribeReport", ("threadId", U64), ("stream", Stream)),
+    call(
+        "aclrtLaunchCallback",
+        ("fn", Handle),
+        ("userData", Handle),
+        ("blockType", I32),
+        ("stream", Stream),
+        doc="fn and userData are opaque to the daemon: it hands them back to the subscribed thread. Not "
+        "pipelined: its subscription errors come back from the call itself, as programs check them.",
+    ),
+    call("aclrtLaunchHostFunc", ("stream", Stream), ("fn", Handle), ("args", Handle), doc="Not pipelined either."),
+    call(
+        "vnpuTakeReports",
+        ("timeout", I32),
+        out=(("reports", list[DueCallback]),),
+        doc="aclrtProcessReport's wait: the callbacks due for the calling thread; 507012 when none is due within "
+        "timeout ms (-1: forever).",
+    ),
+    call(
+        "vnpuTakeHostFuncs",
+        ("timeout", I32),
+        out=(("reports", list[DueCallback]),),
+        doc="The host functions due for the calling process, as vnpuTakeReports gives callbacks.",
+    ),
+    call("vnpuCallbackDone", ("callbackId", U64), doc="A blocking callback's function returned: its stream goes on."),
     # capture and task update
     call("aclmdlRICaptureBegin", ("stream", Stream), ("mode", I32)),
     call("aclmdlRICaptureGetInfo", ("stream", Stream), out=(("status", I32), ("modelRI", U64))),

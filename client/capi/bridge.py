@@ -22,7 +22,7 @@ from typing import Any
 
 import proto.host as host
 from client import acl, lasterror
-from client.capi import allocator, convert, hostobj
+from client.capi import allocator, callbacks, convert, hostobj
 from client.capi.convert import Bound, C
 from client.errors import ServerError, TransportError
 from proto.calltable import CALLS
@@ -83,9 +83,18 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
     return function
 
 
+_A2_HAS_NO = "{} is not supported on Ascend910B/C (the SoC vnpu presents), as the runtime says: use aclrtLaunchHostFunc"
+UNSUPPORTED = {  # functions the SoC itself lacks (spec-breadth 4.3): the reason replaces "not implemented yet"
+    name: _A2_HAS_NO.format(name)
+    for name in ("aclrtSubscribeHostFunc", "aclrtProcessHostFunc", "aclrtUnSubscribeHostFunc")
+}
+
+
 def not_implemented(name: str, result: str) -> Callable[..., Any]:
+    message = UNSUPPORTED.get(name, f"vnpu does not implement {name} yet")
+
     def function(*_: Any) -> Any:
-        raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"vnpu does not implement {name} yet", name)
+        raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, message, name)
 
     return function
 
@@ -170,6 +179,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **convert.SPECIAL,
     **hostobj.SPECIAL,
     **allocator.SPECIAL,
+    **callbacks.SPECIAL,
 }
 
 

@@ -9,6 +9,7 @@ thread (default "main"), which the capture modes and the current device depend o
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request, Response
@@ -50,7 +51,15 @@ async def body_of(request: Request) -> bytes:
 async def run(request: Request, call: Call, args: dict[str, Any] | bytes) -> dict[str, Any]:
     session = session_of(request)
     limit: int = request.app.state.settings.max_body
-    return await dispatch.call(session, call.name, args, request.headers.get("x-vnpu-thread", "main"), limit)
+    return await dispatch.call(session, call.name, args, thread_of(request), limit)
+
+
+def thread_of(request: Request) -> Hashable:
+    """The calling client thread: `x-vnpu-thread: <pid>-<tid>` (what the client sends) names a process and its
+    thread, as the WebSocket's [pid, tid] does; any other value is one thread's name; none is "main"."""
+    named = request.headers.get("x-vnpu-thread", "main")
+    pid, dash, tid = named.partition("-")
+    return (int(pid), int(tid)) if dash and pid.isdigit() and tid.isdigit() else named
 
 
 def _route(call: Call) -> Any:

@@ -21,6 +21,7 @@ from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
 from server.api.metrics import Metrics
 from server.api.settings import Settings
 from server.npu import Machine, Runtime
+from server.npu.caller import ClientThread
 
 log = logging.getLogger("vnpu.sessions")
 
@@ -46,9 +47,12 @@ class Session:
     def runtime(self) -> Runtime:
         return self.context.runtime
 
-    def thread(self, client_thread: Hashable) -> Hashable:
-        """The identity under which the device sees a client thread: unique across sessions."""
-        return (self.id, client_thread)
+    def thread(self, client_thread: Hashable) -> ClientThread:
+        """The identity under which the device sees a client thread, unique across sessions: (process, thread),
+        where a client's [pid, tid] names its process (pid, in this session) and its thread (tid)."""
+        if isinstance(client_thread, tuple) and len(client_thread) == 2:
+            return ((self.id, client_thread[0]), client_thread[1])
+        return ((self.id, None), client_thread)
 
 
 class Registry:

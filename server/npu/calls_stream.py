@@ -9,7 +9,6 @@ from proto.constants import ACL_STOP_ON_FAILURE, ACL_STREAM_DEVICE_USE_ONLY, acl
 from proto.errors import (
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_PARAM_INVALID,
-    ACL_ERROR_RT_STREAM_CONTEXT,
     AclError,
 )
 from server.npu.context import Context, acl_call, require
@@ -111,20 +110,13 @@ class StreamCalls(Context):
     @acl_call
     def aclrtStreamAbort(self, stream: int | None) -> None:
         """Drops the queued tasks; the running one gives up if it waits; a synchronize waiting on it says so."""
-        self._own_stream(stream).abort()
+        self.own_stream(stream).abort()
 
     @acl_call
     def aclrtStreamStop(self, stream: int | None) -> None:
         """The running task gives up if it waits; the queued tasks stay and run."""
         require(bool(stream), "stream is NULL: aclrtStreamStop takes no default stream", ACL_ERROR_RT_PARAM_INVALID)
-        self._own_stream(stream).interrupt()
-
-    def _own_stream(self, stream: int | None) -> Stream:
-        """The stream, which must belong to the thread's current ACL context (107003 otherwise)."""
-        target, current = self.stream(stream), self.acl_context()
-        if self.stream_contexts.get(target.handle) is not current:
-            raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{target} is not a stream of this thread's {current}")
-        return target
+        self.own_stream(stream).interrupt()
 
     def _create_stream(self, flags: int, priority: int = 0) -> int:
         device = self.device()

@@ -35,6 +35,7 @@ from proto.errors import (
 )
 from server.npu import capture_modes
 from server.npu.arena import Allocation, MemoryFault
+from server.npu.callbacks import Callbacks
 from server.npu.caller import caller_thread
 from server.npu.capture import Capture
 from server.npu.device import Device, Machine
@@ -123,6 +124,7 @@ class Context:
         self.stream_contexts: dict[int, AclContext] = {}  # stream handle (default or created) -> its ACL context
         self.events: dict[int, Event] = {}
         self.notifies: dict[int, Notify] = {}
+        self.callbacks = Callbacks()  # subscriptions of streams to the threads that run their callbacks
         self.allocations: dict[int, Device] = {}  # device pointer -> its device
         self.host_buffers: set[int] = set()
         self.freed: dict[int, int] = {}  # pointers this context freed lately -> size, to explain their reuse
@@ -162,6 +164,13 @@ class Context:
                 f"{stream} belongs to device {stream.device.index}, but this thread's device is {device.index}",
             )
         return stream
+
+    def own_stream(self, handle: int | None) -> Stream:
+        """The stream `handle`, which must belong to the thread's current ACL context (107003 otherwise)."""
+        target, current = self.stream(handle), self.acl_context()
+        if self.stream_contexts.get(target.handle) is not current:
+            raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{target} is not a stream of this thread's {current}")
+        return target
 
     def charge_memory(self, size: int) -> None:
         """Account `size` more bytes to the context, refusing to pass its quota."""

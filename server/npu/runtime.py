@@ -10,6 +10,7 @@ daemon's call table dispatches to it by name.
 from __future__ import annotations
 
 from server.npu.calls_aclnn import AclnnCalls
+from server.npu.calls_callback import CallbackCalls
 from server.npu.calls_context import ContextCalls
 from server.npu.calls_devinfo import DeviceInfoCalls
 from server.npu.calls_event import EventCalls
@@ -30,6 +31,7 @@ class Runtime(
     StreamCalls,
     EventCalls,
     NotifyCalls,
+    CallbackCalls,
     ModelCalls,
     AclnnCalls,
 ):

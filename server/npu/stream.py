@@ -93,6 +93,11 @@ class Stream:
         return f"{kind} {self.handle:#x} of device {self.device.index}"
 
     @property
+    def closed(self) -> bool:
+        """Destroyed (or being destroyed): it takes no more work."""
+        return self._closed
+
+    @property
     def queued(self) -> int:
         """Tasks issued and not finished (including the running one)."""
         return self.issued - self.completed

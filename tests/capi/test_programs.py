@@ -21,6 +21,9 @@ from proto.errors import (
     ACL_ERROR_RT_INVALID_DEVICEID,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_ABORT,
+    ACL_ERROR_RT_STREAM_NO_CB_REG,
+    ACL_ERROR_RT_STREAM_SUBSCRIBE,
+    ACL_ERROR_RT_THREAD_SUBSCRIBE,
     ACLNN_ERR_PARAM_INVALID,
 )
 from proto.identity import CANN_VERSION, SOC_NAME
@@ -250,4 +253,27 @@ def test_custom_allocator_registry_from_c(toolkit: Path, daemon: Daemon, tmp_pat
     assert codes.pop("register-default") == ACL_ERROR_INVALID_PARAM
     assert codes.pop("get-after") == ACL_ERROR_INVALID_PARAM and "no allocator" in lines["get-after"]
     assert codes.pop("destroy-again") == ACL_ERROR_INVALID_PARAM and "destroyed" in lines["destroy-again"]
+    assert {name: code for name, code in codes.items() if code != 0} == {}
+
+
+def test_callbacks_and_host_functions_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """The callback samples' flow: a report thread runs the stream's callbacks with their userData; a host
+    function reads the pinned memory the stream filled before it and holds the work behind it."""
+    binary = compile_program(toolkit, PROGRAMS / "callbacks.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert lines.pop("values") == "ok"
+    codes = {name: int(value.split()[0]) for name, value in lines.items()}
+    assert (codes.pop("calls"), codes.pop("sum"), codes.pop("in-report-thread")) == (3, 520 + 7 + 11, 1)
+    assert codes.pop("subscribe-again") == ACL_ERROR_RT_STREAM_SUBSCRIBE
+    assert codes.pop("callback-bad-block") == ACL_ERROR_INVALID_PARAM
+    assert codes.pop("host-func-on-subscribed") == ACL_ERROR_RT_STREAM_SUBSCRIBE
+    assert codes.pop("host-func-null") == ACL_ERROR_RT_PARAM_INVALID
+    assert codes.pop("subscribe-host-stream") == ACL_ERROR_RT_STREAM_SUBSCRIBE  # it runs host functions
+    assert codes.pop("subscribe-host-func") == ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+    assert "use aclrtLaunchHostFunc" in lines["subscribe-host-func"]
+    assert codes.pop("process-bad-timeout") == ACL_ERROR_INVALID_PARAM
+    assert codes.pop("process-unsubscribed") == ACL_ERROR_RT_THREAD_SUBSCRIBE
+    assert codes.pop("callback-unsubscribed") == ACL_ERROR_RT_STREAM_NO_CB_REG
     assert {name: code for name, code in codes.items() if code != 0} == {}

@@ -1013,7 +1013,11 @@ def rest_fuzz(bad: Daemon) -> FuzzReport:
     assert len(operations) >= len(CALLS)
     for operation in operations:
         has_input = bool(operation.body or operation.path_parameters or operation.query)
-        for mode, examples in ((GenerationMode.POSITIVE, 20), (GenerationMode.NEGATIVE, 10 if has_input else 0)):
+        # a valid vnpuTake* waits as long as it is told for a callback (the fuzz launches host functions that
+        # nobody takes): its bad input is fuzzed, its good input is the callback tests' (tests/*/test_callbacks*)
+        waits = operation.label.rsplit("/", 1)[-1] in ("vnpuTakeReports", "vnpuTakeHostFuncs")
+        positive = 0 if waits else 20
+        for mode, examples in ((GenerationMode.POSITIVE, positive), (GenerationMode.NEGATIVE, 10 if has_input else 0)):
             if not examples:
                 continue
             session.post(f"{bad.url}/v1/call/aclInit", json={"configPath": None}, timeout=10)

@@ -29,6 +29,9 @@ F32 = aclDataType.ACL_FLOAT
 RNG = np.random.default_rng(5)
 
 
+CALLER_TID = 8  # the callers' thread: a client's [pid, tid], so that aclrtSubscribeReport can name it
+
+
 class Remote:
     """Device memory through a caller: float32 arrays in, float32 arrays out."""
 
@@ -128,6 +131,25 @@ async def exercise(c: Caller) -> None:
     word = (await c("aclrtMalloc", size=8, policy=0))["devPtr"]
     await c("aclrtValueWrite", devAddr=word, value=2**63 + 5, flag=0, stream=s)
     await c("aclrtValueWait", devAddr=word, value=2**63, flag=0, stream=s2)  # GEQ
+    await c("aclrtSynchronizeStream", stream=s2)
+    await c("aclrtSubscribeReport", threadId=CALLER_TID, stream=s2)
+    await c("aclrtLaunchCallback", fn=0xC0DE, userData=0xDA7A, blockType=1, stream=s2)
+    (due,) = (await c("vnpuTakeReports", timeout=5000))["reports"]
+    assert due == {
+        "callbackId": due["callbackId"],
+        "fn": 0xC0DE,
+        "userData": 0xDA7A,
+        "blocking": True,
+        "captured": False,
+    }
+    ident = due["callbackId"]
+    await c("vnpuCallbackDone", callbackId=ident)
+    await c("aclrtUnSubscribeReport", threadId=CALLER_TID, stream=s2)
+    await c("aclrtLaunchHostFunc", stream=s2, fn=0xF00, args=0)
+    (due,) = (await c("vnpuTakeHostFuncs", timeout=5000))["reports"]
+    assert due["fn"] == 0xF00
+    ident = due["callbackId"]
+    await c("vnpuCallbackDone", callbackId=ident)
     await c("aclrtSynchronizeStream", stream=s2)
     assert (await c("aclrtDeviceCanAccessPeer", deviceId=0, peerDeviceId=1))["canAccessPeer"] == 1
     await c("aclrtDeviceEnablePeerAccess", peerDeviceId=1, flags=0)
@@ -248,13 +270,14 @@ async def every_operator(r: Remote, s: int) -> None:
 
 
 async def test_every_call_over_rest(http: httpx.AsyncClient) -> None:
-    caller = RestCaller(http)
+    caller = RestCaller(http, thread=f"7-{CALLER_TID}")
     await exercise(caller)
     assert caller.sent == set(CALLS)
 
 
 async def test_every_call_over_the_websocket(live: LiveServer) -> None:
     caller = await WsCaller.connect(live.ws_url)
+    caller.thread = [7, CALLER_TID]
     try:
         await exercise(caller)
         assert caller.sent == set(CALLS)
