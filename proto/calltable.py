@@ -125,6 +125,23 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtGetDeviceInfo", ("deviceId", U32), ("attr", I32), out=(("value", I64),)),
     call("aclrtGetDeviceCapability", ("deviceId", I32), ("devFeatureType", I32), out=(("value", I32),)),
     call("aclrtQueryDeviceStatus", ("deviceId", I32), out=(("deviceStatus", I32),)),
+    call(
+        "aclrtGetErrorVerbose",
+        ("deviceId", I32),
+        out=(("tryRepair", U32), ("hasDetail", U32), ("errorType", I32)),
+        doc="The fields of aclrtErrorInfo (no detail: vnpu emulates no HBM or link faults).",
+    ),
+    call(
+        "aclrtGetDeviceUtilizationRate",
+        ("deviceId", I32),
+        out=(
+            ("cubeUtilization", I32),
+            ("vectorUtilization", I32),
+            ("aicpuUtilization", I32),
+            ("memoryUtilization", I32),
+        ),
+        doc="The fields of aclrtUtilizationInfo; -1 where the device cannot say.",
+    ),
     call("aclrtGetDeviceResLimit", ("deviceId", I32), ("type", I32), out=(("value", U32),)),
     call("aclrtSetDeviceResLimit", ("deviceId", I32), ("type", I32), ("value", U32)),
     call("aclrtResetDeviceResLimit", ("deviceId", I32)),

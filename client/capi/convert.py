@@ -255,7 +255,37 @@ def aclmdlRIDebugJsonPrint(c: C) -> Callable[..., int]:  # noqa: N802
     return body
 
 
+def _struct_out(
+    api: str, param: str, fields: tuple[str, ...], check: str | None = None
+) -> Callable[[C], Callable[..., int]]:
+    """A call whose out-parameter is a struct: its fields are the call's out-parameters, written after the NULL
+    check (and the struct zeroed first, as its detail is not filled); `check`, a pointer field that must be NULL."""
+
+    def make(c: C) -> Callable[..., int]:
+        def body(device_id: int, out: Any) -> int:
+            if out == c.ffi.NULL:
+                raise AclError(ACL_ERROR_INVALID_PARAM, f"{param} is NULL: it must point to where the result goes")
+            if check and getattr(out, check) != c.ffi.NULL:
+                raise AclError(ACL_ERROR_INVALID_PARAM, f"{param}->{check} must be NULL (it is reserved)")
+            values = call(api, device_id)
+            c.ffi.memmove(out, bytes(c.ffi.sizeof(out[0])), c.ffi.sizeof(out[0]))
+            for name, value in zip(fields, values, strict=True):
+                setattr(out, name, value)
+            return 0
+
+        return body
+
+    return make
+
+
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
+    "aclrtGetErrorVerbose": _struct_out("aclrtGetErrorVerbose", "errorInfo", ("tryRepair", "hasDetail", "errorType")),
+    "aclrtGetDeviceUtilizationRate": _struct_out(
+        "aclrtGetDeviceUtilizationRate",
+        "utilizationInfo",
+        ("cubeUtilization", "vectorUtilization", "aicpuUtilization", "memoryUtilization"),
+        check="utilizationExtend",
+    ),
     "aclrtMemcpy": aclrtMemcpy,
     "aclrtMemcpyAsync": aclrtMemcpyAsync,
     "aclrtMallocHost": aclrtMallocHost,

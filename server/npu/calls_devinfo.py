@@ -3,7 +3,13 @@ core limits a process sets per device. The numbers are the SoC's of `proto.ident
 
 from __future__ import annotations
 
-from proto.constants import aclrtDevAttr, aclrtDevFeatureType, aclrtDeviceStatus, aclrtDevResLimitType
+from proto.constants import (
+    aclrtDevAttr,
+    aclrtDevFeatureType,
+    aclrtDeviceStatus,
+    aclrtDevResLimitType,
+    aclrtErrorType,
+)
 from proto.errors import (
     ACL_ERROR_RT_DEV_SETUP_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -69,6 +75,20 @@ class DeviceInfoCalls(DeviceCalls):
     def aclrtQueryDeviceStatus(self, device_id: int) -> int:
         self.device_of(device_id)
         return aclrtDeviceStatus.ACL_RT_DEVICE_STATUS_NORMAL
+
+    @acl_call
+    def aclrtGetErrorVerbose(self, device_id: int) -> tuple[int, int, int]:
+        """(tryRepair, hasDetail, errorType): the runtime reports only HBM uncorrectable errors and link errors
+        here, and vnpu emulates neither, so ACL_RT_NO_ERROR (spec-breadth 3.1)."""
+        self.device_of(device_id)
+        return (0, 0, aclrtErrorType.ACL_RT_NO_ERROR)
+
+    @acl_call
+    def aclrtGetDeviceUtilizationRate(self, device_id: int) -> tuple[int, int, int, int]:
+        """(cube, vector, AI CPU, memory) utilization in percent: -1 each, the runtime's answer when the driver
+        cannot say (memory is always -1): vnpu does not sample its cores."""
+        self.device_of(device_id)
+        return (-1, -1, -1, -1)
 
     @acl_call
     def aclrtGetDeviceResLimit(self, device_id: int, type_: int) -> int:

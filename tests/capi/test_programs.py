@@ -214,6 +214,11 @@ def test_host_side_calls_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -
     assert lines["arch-unknown"] == str(ACL_ERROR_RT_PARAM_INVALID)
     assert lines["vector-cores"] == "0 40" and lines["capability"] == "0 1" and lines["set-device"] == "0"
     assert lines["res-limit"] == "0 0 1" and lines["res-limit-too-many"] == str(ACL_ERROR_RT_PARAM_INVALID)
+    assert lines["error-verbose"] == "0 0 0 0"  # ACL_RT_NO_ERROR, over what the program had in the struct
+    assert lines["error-verbose-null"] == str(ACL_ERROR_INVALID_PARAM)
+    assert lines["error-verbose-device"] == str(ACL_ERROR_RT_INVALID_DEVICEID)
+    assert lines["utilization"] == "0 -1 -1 -1 -1"
+    assert lines["utilization-extend"] == str(ACL_ERROR_INVALID_PARAM)
     assert lines["reset-force"] == "0"
 
 

@@ -95,6 +95,19 @@ int main()
     aclError read = aclrtGetResInCurrentThread(ACL_RT_DEV_RES_VECTOR_CORE, &limit);
     std::printf("res-limit %d %d %u\n", code, read, limit);
     std::printf("res-limit-too-many %d\n", aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 21));
+    aclrtErrorInfo errorInfo;
+    errorInfo.tryRepair = 9;
+    errorInfo.errorType = ACL_RT_ERROR_OTHERS;
+    code = aclrtGetErrorVerbose(0, &errorInfo);
+    std::printf("error-verbose %d %d %d %d\n", code, errorInfo.errorType, errorInfo.tryRepair, errorInfo.hasDetail);
+    std::printf("error-verbose-null %d\n", aclrtGetErrorVerbose(0, nullptr));
+    std::printf("error-verbose-device %d\n", aclrtGetErrorVerbose(5, &errorInfo));
+    aclrtUtilizationInfo usage{};
+    code = aclrtGetDeviceUtilizationRate(0, &usage);
+    std::printf("utilization %d %d %d %d %d\n", code, usage.cubeUtilization, usage.vectorUtilization,
+                usage.aicpuUtilization, usage.memoryUtilization);
+    usage.utilizationExtend = reinterpret_cast<aclrtUtilizationExtendInfo *>(&usage);
+    std::printf("utilization-extend %d\n", aclrtGetDeviceUtilizationRate(0, &usage));
     std::printf("reset-force %d\n", aclrtResetDeviceForce(0));
     std::printf("finalize %d\n", aclFinalize());
     return 0;

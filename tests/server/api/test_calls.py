@@ -65,6 +65,8 @@ async def exercise(c: Caller) -> None:
     assert (await c("aclrtGetDeviceInfo", deviceId=1, attr=201))["value"] == 40  # ACL_DEV_ATTR_VECTOR_CORE_NUM
     assert (await c("aclrtGetDeviceCapability", deviceId=0, devFeatureType=1))["value"] == 1
     assert (await c("aclrtQueryDeviceStatus", deviceId=1))["deviceStatus"] == 0
+    assert (await c("aclrtGetErrorVerbose", deviceId=1)) == {"tryRepair": 0, "hasDetail": 0, "errorType": 0}
+    assert set((await c("aclrtGetDeviceUtilizationRate", deviceId=0)).values()) == {-1}
     await c("aclrtSetDeviceResLimit", deviceId=0, type=0, value=8)
     assert (await c("aclrtGetDeviceResLimit", deviceId=0, type=0))["value"] == 8
     assert (await c("aclrtGetResInCurrentThread", type=0))["value"] == 8

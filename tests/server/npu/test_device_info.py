@@ -44,6 +44,10 @@ async def test_device_attributes(machine: Machine) -> None:
     assert code_of(rt.aclrtGetDeviceCapability, 0, 21) == ACL_ERROR_RT_PARAM_INVALID
     assert rt.aclrtQueryDeviceStatus(1) == 0
     assert code_of(rt.aclrtQueryDeviceStatus, -1) == ACL_ERROR_RT_INVALID_DEVICEID
+    assert rt.aclrtGetErrorVerbose(1) == (0, 0, 0)  # ACL_RT_NO_ERROR: no fault is emulated
+    assert code_of(rt.aclrtGetErrorVerbose, 2) == ACL_ERROR_RT_INVALID_DEVICEID
+    assert rt.aclrtGetDeviceUtilizationRate(0) == (-1, -1, -1, -1)  # the runtime's "cannot say"
+    assert code_of(rt.aclrtGetDeviceUtilizationRate, -1) == ACL_ERROR_RT_INVALID_DEVICEID
     await rt.release_all()
 
 
