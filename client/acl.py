@@ -53,6 +53,7 @@ import proto.aclnn as _aclnn
 import proto.errors as _errors
 import proto.host as _host
 from client import callbacks as _callbacks
+from client import exceptions as _exceptions
 from client import lasterror as _lasterror
 from client.config import load
 from client.errors import ServerError as ServerError
@@ -155,10 +156,14 @@ _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CA
 globals().update(_DEVICE)
 globals().update(_CALLBACKS)
 HOST_FUNCTIONS = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name.startswith("acl")}
-HOST_FUNCTIONS |= _host.FUNCTIONS | {
-    "aclrtGetLastError": _lasterror.aclrtGetLastError,
-    "aclrtPeekAtLastError": _lasterror.aclrtPeekAtLastError,
-}
+HOST_FUNCTIONS |= (
+    _host.FUNCTIONS
+    | _exceptions.FUNCTIONS
+    | {
+        "aclrtGetLastError": _lasterror.aclrtGetLastError,
+        "aclrtPeekAtLastError": _lasterror.aclrtPeekAtLastError,
+    }
+)
 globals().update(HOST_FUNCTIONS)
 CONSTANTS = flat_constants() | {n: v for n, v in vars(_errors).items() if n.startswith(("ACL_", "ACLNN_"))}
 globals().update(CONSTANTS)

@@ -23,6 +23,7 @@ from typing import Any
 
 import msgpack
 
+from client import exceptions
 from client.errors import ServerError
 from proto.aclnn import KernelDesc, aclOpExecutor, consume
 from proto.calltable import CALLS, Call
@@ -167,6 +168,9 @@ class Protocol:
         return finish(reply["result"])
 
     def remember(self, error: Exception) -> Exception:
+        """Keep the message of an error about to be raised (and hand a failed task to its callback)."""
+        if isinstance(error, AclError):
+            exceptions.report(error)
         with self._lock:
             self._recent[threading.get_ident()] = str(error)
         return error

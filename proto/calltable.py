@@ -201,6 +201,7 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtStreamGetId", ("stream", Stream), out=(("streamId", I32),)),
     call("aclrtStreamGetFlags", ("stream", Stream), out=(("flags", U32),)),
     call("aclrtStreamGetPriority", ("stream", Stream), out=(("priority", U32),)),
+    call("aclrtGetThreadLastTaskId", out=(("taskId", U32),)),
     call("aclrtSetStreamFailureMode", ("stream", Stream), ("mode", U64)),
     call("aclrtStreamAbort", ("stream", Stream)),
     call("aclrtStreamStop", ("stream", Stream)),

@@ -314,14 +314,16 @@ class AclError(Exception):
     """An ACL call failed with `code` (the exact C value); `api` is the C name of the failing call.
 
     The message says what was wrong and with which argument. One class serves the device, the daemon and the
-    client: the client rebuilds it from the error body that the daemon sends.
+    client: the client rebuilds it from the error body that the daemon sends. `task`, when a synchronize reports
+    a failed task, is that task's exception information: taskId, streamId, threadId, deviceId, errorCode.
     """
 
-    def __init__(self, code: int, message: str, api: str = "") -> None:
+    def __init__(self, code: int, message: str, api: str = "", task: Mapping[str, int] | None = None) -> None:
         super().__init__(code, message, api)
         self.code = int(code)
         self.message = message
         self.api = api
+        self.task = dict(task) if task is not None else None
 
     @property
     def name(self) -> str:
@@ -335,7 +337,10 @@ class AclError(Exception):
         return f"AclError({self.code}, {self.message!r}, api={self.api!r})"
 
     def to_dict(self) -> dict[str, object]:
-        return {"code": self.code, "name": self.name, "message": self.message, "api": self.api}
+        body: dict[str, object] = {"code": self.code, "name": self.name, "message": self.message, "api": self.api}
+        if self.task is not None:
+            body["task"] = self.task
+        return body
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> AclError:
@@ -343,4 +348,6 @@ class AclError(Exception):
         code = data["code"]
         if isinstance(code, bool) or not isinstance(code, int):
             raise TypeError(f"AclError code must be an int, got {code!r}")
-        return cls(code, str(data.get("message", "")), str(data.get("api", "")))
+        task = data.get("task")
+        failed = {str(k): int(v) for k, v in task.items()} if isinstance(task, Mapping) else None
+        return cls(code, str(data.get("message", "")), str(data.get("api", "")), failed)

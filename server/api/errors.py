@@ -29,11 +29,22 @@ from server.api.auth import RequireToken, Unauthorized, unauthorized_response
 log = logging.getLogger("vnpu.api")
 
 
+class FailedTask(BaseModel):
+    """The exception information of a failed task, when a synchronize reports one."""
+
+    taskId: int  # noqa: N815
+    streamId: int  # noqa: N815
+    threadId: int  # noqa: N815
+    deviceId: int  # noqa: N815
+    errorCode: int  # noqa: N815
+
+
 class ErrorDetail(BaseModel):
     code: int
     name: str
     message: str
     api: str
+    task: FailedTask | None = None
 
 
 class ErrorBody(BaseModel):

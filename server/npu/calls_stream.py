@@ -11,6 +11,7 @@ from proto.errors import (
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
+from server.npu.caller import caller_thread
 from server.npu.context import Context, acl_call, require
 from server.npu.stream import Stream
 
@@ -88,6 +89,11 @@ class StreamCalls(Context):
     @acl_call
     def aclrtStreamGetPriority(self, stream: int | None) -> int:
         return self.stream(stream).priority
+
+    @acl_call
+    def aclrtGetThreadLastTaskId(self) -> int:
+        """The id of the last task the calling thread queued on a stream (its number there); 0 before any."""
+        return self.last_task_ids.get(caller_thread(), 0)
 
     @acl_call
     def aclrtSetStreamFailureMode(self, stream: int | None, mode: int) -> None:

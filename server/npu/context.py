@@ -136,6 +136,7 @@ class Context:
         self.capturing: dict[Stream, Capture] = {}  # every stream of every active capture
         self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
         self.exchange_modes: dict[Hashable, aclmdlRICaptureMode] = {}
+        self.last_task_ids: dict[Hashable, int] = {}  # thread -> the id of the last task it queued
 
     def acl_context(self) -> AclContext:
         """The calling thread's current ACL context."""
@@ -249,7 +250,9 @@ class Context:
         if capture is not None:
             capture.add(stream, task)
             return
-        stream.submit(task)
+        thread = caller_thread()
+        tid = thread[1] if isinstance(thread[1], int) else 0
+        self.last_task_ids[thread] = stream.submit(task, tid)
 
     def leave_capture(self, capture: Capture) -> None:
         """Every stream of `capture` stops capturing."""

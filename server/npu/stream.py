@@ -79,8 +79,8 @@ class Stream:
         self.issued = 0
         self.completed = 0
         self.running: Task | None = None
-        self.error: tuple[Task, AclError] | None = None
-        self._tasks: deque[Task] = deque()
+        self.error: tuple[Task, AclError, dict[str, int]] | None = None  # the first failure, its exception info
+        self._tasks: deque[tuple[Task, int]] = deque()  # and the pthread id of the thread that issued it
         self._wake = asyncio.Event()
         self._reached: list[tuple[int, int, asyncio.Future[None]]] = []  # heap of (seq, tiebreak, future)
         loop = asyncio.get_running_loop()
@@ -102,9 +102,10 @@ class Stream:
         """Tasks issued and not finished (including the running one)."""
         return self.issued - self.completed
 
-    def submit(self, task: Task) -> int:
-        """Queue `task`; returns its sequence number on this stream."""
-        self._tasks.append(task)
+    def submit(self, task: Task, thread: int = 0) -> int:
+        """Queue `task` (issued by client thread `thread`); returns its sequence number on this stream, which is
+        its task id (aclrtGetThreadLastTaskId, the exception info of its failure)."""
+        self._tasks.append((task, thread))
         self.issued += 1
         self._wake.set()
         return self.issued
@@ -141,15 +142,16 @@ class Stream:
 
     def raise_error(self, api: str) -> None:
         if self.error is not None:
-            task, error = self.error
+            task, error, info = self.error
             self.error = None
-            raise AclError(error.code, f"a task on {self} failed: {task.describe()}: {error.message}", api)
+            message = f"a task on {self} failed: task {info['taskId']}, {task.describe()}: {error.message}"
+            raise AclError(error.code, message, api, task=info)
 
     def discard(self) -> int:
         """Drop the queued tasks that have not started (aclrtDestroyStreamForce, aclrtStreamAbort); how many."""
         dropped = len(self._tasks)
         while self._tasks:
-            self._skip(self._tasks.popleft())
+            self._skip(self._tasks.popleft()[0])
         return dropped
 
     def abort(self) -> None:
@@ -184,7 +186,7 @@ class Stream:
             while not self._tasks:
                 self._wake.clear()
                 await self._wake.wait()
-            task = self._tasks.popleft()
+            task, thread = self._tasks.popleft()
             if self.error is not None and self.stop_on_failure:
                 self._skip(task)
                 continue
@@ -192,10 +194,11 @@ class Stream:
             try:
                 await traced(self.machine.tracer, task, self, self.where)
             except AclError as error:
-                self._fail(task, error)
+                self._fail(task, thread, error)
             except Exception as error:  # a vnpu bug must not kill the stream
                 log.exception("task %s on %s crashed", task.describe(), self)
-                self._fail(task, AclError(ACL_ERROR_RT_INTERNAL_ERROR, f"vnpu internal error: {error!r}", task.api))
+                crash = AclError(ACL_ERROR_RT_INTERNAL_ERROR, f"vnpu internal error: {error!r}", task.api)
+                self._fail(task, thread, crash)
             self.running = None
             if self.closing.done() and not self._closed:  # an interrupt is over: later waits wait again
                 self.closing = asyncio.get_running_loop().create_future()
@@ -212,7 +215,9 @@ class Stream:
             if not future.done():
                 future.set_result(None)
 
-    def _fail(self, task: Task, error: AclError) -> None:
+    def _fail(self, task: Task, thread: int, error: AclError) -> None:
         log.info("task %s on %s failed: %s", task.describe(), self, error)
         if self.error is None:
-            self.error = (task, error)
+            info = {"taskId": self.completed + 1, "streamId": self.ident, "threadId": thread,
+                    "deviceId": self.device.index, "errorCode": error.code}  # fmt: skip
+            self.error = (task, error, info)

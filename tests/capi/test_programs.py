@@ -16,6 +16,7 @@ from proto.errors import (
     ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
     ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
+    ACL_ERROR_RT_DEVICE_MEM_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_INVALID_DEVICEID,
@@ -281,4 +282,11 @@ def test_callbacks_and_host_functions_from_c(toolkit: Path, daemon: Daemon, tmp_
     assert codes.pop("process-bad-timeout") == ACL_ERROR_INVALID_PARAM
     assert codes.pop("process-unsubscribed") == ACL_ERROR_RT_THREAD_SUBSCRIBE
     assert codes.pop("callback-unsubscribed") == ACL_ERROR_RT_STREAM_NO_CB_REG
+    assert lines["exception"] == "1 1 1 1"  # once, with the task id, stream id and thread of the failed copy
+    mem_error = ACL_ERROR_RT_DEVICE_MEM_ERROR
+    assert (codes.pop("exception"), codes.pop("exception-code")) == (1, mem_error)
+    assert codes.pop("exception-null") == 2**32 - 1  # a NULL info
+    assert codes.pop("register-null") == ACL_ERROR_RT_PARAM_INVALID
+    for name in ("sync-failed", "peek-after-failure", "get-after-failure"):
+        assert codes.pop(name) == mem_error, name
     assert {name: code for name, code in codes.items() if code != 0} == {}

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import client.acl as acl
+import client.exceptions
 import proto.aclnn as nn
 import proto.host
 from client import aio
@@ -40,7 +41,7 @@ def test_all_matches_the_call_table_both_ways() -> None:
     assert host <= exported  # aclCreateTensor, phase 1, executor calls
     functions = {name for name in exported if name.startswith("acl") and callable(getattr(acl, name))}
     local = set(proto.host.FUNCTIONS) | {"aclrtGetLastError", "aclrtPeekAtLastError"}  # no device: spec-breadth 16
-    local |= {"aclrtProcessReport"}  # runs the callbacks here (client.callbacks)
+    local |= {"aclrtProcessReport"} | set(client.exceptions.FUNCTIONS)  # client.callbacks, client.exceptions
     assert not local & DEVICE_CALLS
     assert functions == DEVICE_CALLS | host | local | {"aclGetRecentErrMsg"}  # nothing else posing as an ACL call
     for name, value in flat_constants().items():

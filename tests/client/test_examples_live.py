@@ -56,6 +56,8 @@ KEY_LINES: dict[str, list[str]] = {
         for i in range(4)
         for line in (f"[INFO] execute model, loop: {i}", f"[INFO] loop {i} equals eager execution and matches float64")
     ],
+    "host_function_pipeline.py": [f"[INFO] batch {i} matches float64" for i in range(6)]
+    + ["[INFO] the report thread ran the progress callbacks [0, 1, 2, 3, 4, 5]"],
     "update_from_another_process.py": [
         line
         for i, (value, result) in enumerate([("1.1", "2.2"), ("5.5", "6.6"), ("1.1", "2.2"), ("5.5", "6.6")])

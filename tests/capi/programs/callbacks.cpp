@@ -1,7 +1,8 @@
 // Callbacks and host functions from C, in the shape of CANN's callback samples: a report thread (its own
 // context current, as the samples set it) loops on aclrtProcessReport for a stream subscribed to it; blocking
 // and non-blocking callbacks get their userData back in that thread; a host function on another stream reads
-// pinned memory that the stream copied into before it, and holds the copy behind it until it returns.
+// pinned memory that the stream copied into before it, and holds the copy behind it until it returns; a failed
+// task reaches the exception-information callback before its synchronize returns.
 // Prints "name code" lines, "name value" lines and "values ok|WRONG" for the data checked.
 #include <pthread.h>
 
@@ -64,6 +65,23 @@ static void SumPinned(void *args)
     read->ran = true;
 }
 
+struct ExceptionSeen {
+    std::atomic<int> calls{0};
+    uint32_t taskId = 0, streamId = 0, threadId = 0, deviceId = 0, errorCode = 0;
+};
+
+static ExceptionSeen exception;
+
+static void OnException(aclrtExceptionInfo *info)
+{
+    exception.calls += 1;
+    exception.taskId = aclrtGetTaskIdFromExceptionInfo(info);
+    exception.streamId = aclrtGetStreamIdFromExceptionInfo(info);
+    exception.threadId = aclrtGetThreadIdFromExceptionInfo(info);
+    exception.deviceId = aclrtGetDeviceIdFromExceptionInfo(info);
+    exception.errorCode = aclrtGetErrorCodeFromExceptionInfo(info);
+}
+
 int main()
 {
     Report("init", aclInit(nullptr));
@@ -115,6 +133,33 @@ int main()
     std::printf("values %s\n", ok ? "ok" : "WRONG");
     Report("subscribe-host-stream", aclrtSubscribeReport(reportTid, hostStream));
     Report("subscribe-host-func", aclrtSubscribeHostFunc(reportTid, hostStream));
+
+    // a task fails (a copy from memory freed before it runs): the exception callback gets its ids before the
+    // synchronize that reports it returns, as in the callback_exception sample
+    Report("register-exception-callback", aclrtExceptionInfoCallbackRegister(OnException));
+    Report("register-null", aclrtExceptionInfoCallbackRegister(nullptr));
+    void *victim = nullptr;
+    aclrtEvent gate = nullptr;
+    Report("malloc-victim", aclrtMalloc(&victim, 8, ACL_MEM_MALLOC_HUGE_FIRST));
+    Report("gate", aclrtCreateEvent(&gate));
+    Report("gate-wait", aclrtStreamWaitEvent(hostStream, gate));
+    Report("doomed-copy", aclrtMemcpyAsync(after, 8, victim, 8, ACL_MEMCPY_DEVICE_TO_DEVICE, hostStream));
+    uint32_t lastTask = 0;
+    Report("last-task", aclrtGetThreadLastTaskId(&lastTask));
+    Report("free-victim", aclrtFree(victim));
+    Report("gate-record", aclrtRecordEvent(gate, nullptr));
+    Report("sync-failed", aclrtSynchronizeStream(hostStream));
+    int32_t streamId = -1;
+    Report("stream-id", aclrtStreamGetId(hostStream, &streamId));
+    std::printf("exception %d %d %d %d\n", exception.calls.load(), exception.taskId == lastTask,
+                static_cast<int32_t>(exception.streamId) == streamId,
+                exception.threadId == static_cast<uint32_t>(pthread_self()));
+    std::printf("exception-code %u\n", exception.errorCode);
+    std::printf("exception-null %u\n", aclrtGetTaskIdFromExceptionInfo(nullptr));
+    Report("peek-after-failure", aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL));
+    Report("get-after-failure", aclrtGetLastError(ACL_RT_THREAD_LEVEL));
+    Report("unregister-exception-callback", aclrtExceptionInfoCallbackUnregister(OnException));
+    Report("destroy-gate", aclrtDestroyEvent(gate));
 
     reporting = false;
     reporter.join();

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -153,3 +154,32 @@ async def test_stop_ends_the_running_wait_and_keeps_the_queue(rt: Runtime) -> No
     assert rt.aclrtStreamQuery(s) == aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
     rt.aclrtRecordEvent(gate, 0)
     await rt.aclrtSynchronizeStream(s)
+
+
+async def test_a_failed_task_reports_its_exception_information(rt: Runtime) -> None:
+    """What aclrtSetExceptionInfoCallback's callback gets (spec-breadth 3.2): the failed task's number on its
+    stream, the stream id, the issuing thread, the device and the code; aclrtGetThreadLastTaskId counts alike."""
+    s = rt.aclrtCreateStream()
+    assert rt.aclrtGetThreadLastTaskId() == 0
+    victim, out = rt.aclrtMalloc(16, 0), rt.aclrtMalloc(16, 0)
+    gate = rt.aclrtCreateEventWithFlag(ACL_EVENT_SYNC)
+    rt.aclrtStreamWaitEvent(s, gate)  # task 1
+    rt.aclrtMemsetAsync(out, 16, 1, 16, s)  # task 2
+    await rt.aclrtMemcpyAsync(out, 16, victim, 16, ACL_MEMCPY_DEVICE_TO_DEVICE, s)  # task 3: fails
+    assert rt.aclrtGetThreadLastTaskId() == 3
+    rt.aclrtMemsetAsync(out, 16, 2, 16, s)  # task 4
+    rt.aclrtFree(victim)
+    rt.aclrtRecordEvent(gate, 0)
+    with pytest.raises(AclError) as info:
+        await rt.aclrtSynchronizeStream(s)
+    assert info.value.task == {
+        "taskId": 3,
+        "streamId": rt.aclrtStreamGetId(s),
+        "threadId": threading.get_ident(),
+        "deviceId": 0,
+        "errorCode": ACL_ERROR_RT_DEVICE_MEM_ERROR,
+    }
+    assert "task 3" in info.value.message
+    assert AclError.from_dict(info.value.to_dict()).task == info.value.task  # as the client rebuilds it
+    assert rt.aclrtGetThreadLastTaskId() == 1  # the record went to the default stream: its first task
+    await rt.aclrtSynchronizeStream(s)  # reported once
