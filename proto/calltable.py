@@ -188,6 +188,18 @@ _CALLS: tuple[Call, ...] = (
         ("stream", Stream),
         asynchronous=True,
     ),
+    call(
+        "aclrtReduceAsync",
+        ("dst", Ptr),
+        ("src", Ptr),
+        ("count", U64),
+        ("kind", I32),
+        ("type", I32),
+        ("stream", Stream),
+        ("reserve", Handle),
+        asynchronous=True,
+        doc="dst[i] = dst[i] op src[i] over count bytes of device memory (SUM, MAX, MIN).",
+    ),
     call("aclrtValueWrite", ("devAddr", Ptr), ("value", U64), ("flag", U32), ("stream", Stream), asynchronous=True),
     call("aclrtValueWait", ("devAddr", Ptr), ("value", U64), ("flag", U32), ("stream", Stream), asynchronous=True),
     # streams

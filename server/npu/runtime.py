@@ -18,6 +18,7 @@ from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_notify import NotifyCalls
 from server.npu.calls_peer import PeerCalls
+from server.npu.calls_reduce import ReduceCalls
 from server.npu.calls_stream import StreamCalls
 from server.npu.calls_value import ValueCalls
 
@@ -28,6 +29,7 @@ class Runtime(
     PeerCalls,
     MemoryCalls,
     ValueCalls,
+    ReduceCalls,
     StreamCalls,
     EventCalls,
     NotifyCalls,

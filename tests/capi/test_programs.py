@@ -230,9 +230,10 @@ def test_streams_notifies_and_events_from_c(toolkit: Path, daemon: Daemon, tmp_p
     done = run_program(toolkit, binary, daemon)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
-    checked = ("values", "after-abort", "after-value")
+    checked = ("values", "after-abort", "after-value", "sums")
     codes = {name: int(value.split()[0]) for name, value in lines.items() if name not in checked}
     assert lines["values"] == lines["after-abort"] == lines["after-value"] == "ok"
+    assert lines["sums"] == "2 4 6 8"  # the built_in_task sample's README
     assert (codes.pop("blocked-on-value"), codes.pop("peer")) == (1, -1)  # this daemon has one device:
     assert codes.pop("can-access-peer") == ACL_ERROR_RT_INVALID_DEVICEID  # device 1 is no peer, nothing written
     assert (codes.pop("ids-differ"), codes.pop("timestamps-ordered")) == (1, 1)

@@ -76,6 +76,21 @@ int main()
     std::printf("peer %d\n", canAccess);
     Report("free-word", aclrtFree(word));
 
+    // the built-in reduce task, as CANN's built_in_task sample uses it: the same {1, 2, 3, 4} in both, summed
+    int32_t four[4] = {1, 2, 3, 4};
+    void *sumDst = nullptr, *sumSrc = nullptr;
+    Report("malloc-sum-dst", aclrtMalloc(&sumDst, sizeof(four), ACL_MEM_MALLOC_HUGE_FIRST));
+    Report("malloc-sum-src", aclrtMalloc(&sumSrc, sizeof(four), ACL_MEM_MALLOC_HUGE_FIRST));
+    Report("sum-h2d-dst", aclrtMemcpy(sumDst, sizeof(four), four, sizeof(four), ACL_MEMCPY_HOST_TO_DEVICE));
+    Report("sum-h2d-src", aclrtMemcpy(sumSrc, sizeof(four), four, sizeof(four), ACL_MEMCPY_HOST_TO_DEVICE));
+    Report("reduce", aclrtReduceAsync(sumDst, sumSrc, sizeof(four), ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT32,
+                                      producer, nullptr));
+    Report("sync-reduce", aclrtSynchronizeStream(producer));
+    Report("sum-d2h", aclrtMemcpy(four, sizeof(four), sumDst, sizeof(four), ACL_MEMCPY_DEVICE_TO_HOST));
+    std::printf("sums %d %d %d %d\n", four[0], four[1], four[2], four[3]);
+    Report("free-sum-dst", aclrtFree(sumDst));
+    Report("free-sum-src", aclrtFree(sumSrc));
+
     Report("stop-on-failure", aclrtSetStreamFailureMode(producer, ACL_STOP_ON_FAILURE));
     Report("back-to-continue", aclrtSetStreamFailureMode(producer, ACL_CONTINUE_ON_FAILURE));
     aclrtEvent never = nullptr;

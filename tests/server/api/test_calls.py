@@ -134,6 +134,8 @@ async def exercise(c: Caller) -> None:
     await c("aclrtValueWrite", devAddr=word, value=2**63 + 5, flag=0, stream=s)
     await c("aclrtValueWait", devAddr=word, value=2**63, flag=0, stream=s2)  # GEQ
     await c("aclrtSynchronizeStream", stream=s2)
+    await c("aclrtReduceAsync", dst=word, src=word, count=8, kind=10, type=3, stream=s2, reserve=None)  # INT32 SUM
+    await c("aclrtSynchronizeStream", stream=s2)
     last = (await c("aclrtGetThreadLastTaskId"))["taskId"]
     await c("aclrtMemsetAsync", devPtr=word, maxCount=8, value=0, count=8, stream=s2)
     assert (await c("aclrtGetThreadLastTaskId"))["taskId"] == last + 1  # its last task (a value wait) was on s2 too
