@@ -242,6 +242,13 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtSynchronizeEventWithTimeout", ("event", Handle), ("timeout", I32)),
     call("aclrtEventElapsedTime", ("start", Handle), ("end", Handle), out=(("ms", float),)),
     call("aclrtEventGetTimestamp", ("event", Handle), out=(("timestamp", U64),)),
+    call(
+        "aclrtIpcGetEventHandle",
+        ("event", Handle),
+        out=(("handle", Bytes),),
+        doc="The 64 bytes of aclrtIpcEventHandle: any context of the daemon may open them.",
+    ),
+    call("aclrtIpcOpenEventHandle", ("handle", Bytes), out=(("event", U64),)),
     # notifies
     call("aclrtCreateNotify", ("flag", U64), out=(("notify", U64),)),
     call("aclrtDestroyNotify", ("notify", Handle)),

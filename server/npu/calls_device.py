@@ -160,10 +160,7 @@ class DeviceCalls(Context):
             await model.wait_idle()
         for handle, event in list(self.events.items()):
             if event.device is device:
-                event.destroy()
-                if event.legacy:
-                    device.events.give()
-                del self.events[handle]
+                self.drop_event(handle)
         for ptr, owner in list(self.allocations.items()):
             if owner is device:
                 self.memory_used -= device.arena.free(ptr).size

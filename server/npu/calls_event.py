@@ -75,11 +75,7 @@ class EventCalls(CaptureEvents):
     def aclrtDestroyEvent(self, event: int | None) -> None:
         """Does not block; a stream still waiting on a binary event that no pending record will set is released
         with an error."""
-        target = self.event(event)
-        del self.events[target.handle]
-        target.destroy()
-        if target.legacy:
-            target.device.events.give()
+        self.drop_event(self.event(event).handle)
 
     @acl_call
     def aclrtRecordEvent(self, event: int | None, stream: int | None) -> None:
@@ -112,6 +108,8 @@ class EventCalls(CaptureEvents):
     @acl_call
     def aclrtResetEvent(self, event: int | None, stream: int | None) -> None:
         target, on = self.event(event), self.stream(stream)
+        if target.flags & ACL_EVENT_IPC:
+            raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{target} is an IPC event, which cannot be reset")
         self._same_device(target, on)
         if not target.legacy:
             raise _invalid(f"{target} is an aclrtCreateEventExWithFlag event, which cannot be reset")
@@ -188,6 +186,7 @@ class EventCalls(CaptureEvents):
     def _record(self, event: int | None, stream: int | None, flag: int, api: str) -> None:
         target, on = self.event(event), self.stream(stream)
         self._same_device(target, on)
+        self._not_ipc_in_capture(target, on, api)
         self._fix_flag(target, "record_kind", flag, api)
         if flag == ACL_EVENT_RECORD_EXTERNAL:
             self._external(target, on, api)
@@ -237,6 +236,7 @@ class EventCalls(CaptureEvents):
     def _wait(self, stream: int | None, event: int | None, timeout: float | None, api: str, flag: int = 0) -> None:
         on, target = self.stream(stream), self.event(event)
         self._same_device(target, on)
+        self._not_ipc_in_capture(target, on, api)
         self._fix_flag(target, "wait_kind", flag, api)
         if flag:
             self._external(target, on, api)
@@ -276,9 +276,17 @@ class EventCalls(CaptureEvents):
                 ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, f"the record of event {event:#x} did not run within {timeout:g} s"
             ) from None
 
+    def _not_ipc_in_capture(self, event: Event, stream: Stream, api: str) -> None:
+        if event.flags & ACL_EVENT_IPC and stream in self.capturing:
+            raise AclError(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{api}: {event} is an IPC event, which a capture cannot take"
+            )
+
     @staticmethod
     def _same_device(event: Event, stream: Stream) -> None:
-        if event.device is not stream.device:
+        """An event and the stream that records or waits on it share a device (an IPC event may be on another,
+        reached through peer access, as the runtime's ipcevent sample does)."""
+        if event.device is not stream.device and not event.flags & ACL_EVENT_IPC:
             raise AclError(
                 ACL_ERROR_RT_STREAM_CONTEXT,
                 f"{event} belongs to device {event.device.index} but {stream} to device {stream.device.index}",

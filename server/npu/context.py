@@ -124,6 +124,7 @@ class Context:
         self.stream_contexts: dict[int, AclContext] = {}  # stream handle (default or created) -> its ACL context
         self.events: dict[int, Event] = {}
         self.notifies: dict[int, Notify] = {}
+        self.opened_events: set[int] = set()  # IPC events of other contexts opened here (not ours to destroy)
         self.callbacks = Callbacks()  # subscriptions of streams to the threads that run their callbacks
         self.allocations: dict[int, Device] = {}  # device pointer -> its device
         self.host_buffers: set[int] = set()
@@ -209,6 +210,18 @@ class Context:
         if event is None:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not an event of this context")
         return event
+
+    def drop_event(self, handle: int) -> None:
+        """Forget event `handle`; the context that created it also destroys it (an opened IPC event stays)."""
+        event = self.events.pop(handle)
+        if handle in self.opened_events:
+            self.opened_events.discard(handle)
+            return
+        event.destroy()
+        if event.legacy:
+            event.device.events.give()
+        if event.ipc_handle is not None:
+            self.machine.ipc_events.pop(event.ipc_handle, None)
 
     def region(self, ptr: int, nbytes: int) -> np.ndarray:
         """A view of [ptr, ptr + nbytes) in memory this context allocated (device or pinned host); MemoryFault

@@ -6,6 +6,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import count
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from server.npu.hostmem import HostMemory
 from server.npu.ops import ViewCache
 from server.npu.ops.plans import PlanCache
 from server.npu.trace import Tracer
+
+if TYPE_CHECKING:
+    from server.npu.event import Event
 
 DEFAULT_MEMORY = 8 << 30
 # Kernels and copies touching more bytes than this run on the kernel thread pool; smaller ones run inline on the
@@ -98,6 +102,7 @@ class Machine:
         self.tracer = Tracer(trace_capacity)
         self.pool = ThreadPoolExecutor(kernel_threads or os.cpu_count() or 2, thread_name_prefix="vnpu-kernel")
         self._handles = count(0x1000)
+        self.ipc_events: dict[bytes, Event] = {}  # aclrtIpcGetEventHandle's handles, for any context to open
 
     def new_handle(self) -> int:
         return next(self._handles)

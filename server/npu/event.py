@@ -55,6 +55,7 @@ class Event(Signal):
         self.flag = False  # the device flag of binary events
         self.latest: RecordMark | None = None
         self.destroyed = False
+        self.ipc_handle: bytes | None = None  # aclrtIpcGetEventHandle's, once asked
         self.record_kind: int | None = None  # fixed by the first record: ACL_EVENT_RECORD_DEFAULT or _EXTERNAL
         self.wait_kind: int | None = None  # fixed by the first wait: ACL_EVENT_WAIT_DEFAULT or _EXTERNAL
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -291,3 +293,27 @@ def test_callbacks_and_host_functions_from_c(toolkit: Path, daemon: Daemon, tmp_
     for name in ("sync-failed", "peek-after-failure", "get-after-failure"):
         assert codes.pop(name) == mem_error, name
     assert {name: code for name, code in codes.items() if code != 0} == {}
+
+
+def test_an_ipc_event_between_two_programs(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """The ipcevent sample's flow: one program exports an IPC event's handle through a file, another opens it,
+    waits on it and queries it; the exporter keeps the event until the importer is done."""
+    binary = compile_program(toolkit, PROGRAMS / "ipc_event.cpp", tmp_path)
+    handle, done = str(tmp_path / "handle"), str(tmp_path / "done")
+    runs: dict[str, Any] = {}
+    exporter = threading.Thread(
+        target=lambda: runs.update(a=run_program(toolkit, binary, daemon, "export", handle, done))
+    )
+    exporter.start()
+    runs["b"] = run_program(toolkit, binary, daemon, "import", handle, done)
+    exporter.join(60)
+    for side in ("a", "b"):
+        assert runs[side].returncode == 0, runs[side].stdout + runs[side].stderr
+    a, b = (dict(line.split(" ", 1) for line in runs[s].stdout.splitlines()) for s in ("a", "b"))
+    codes_a = {name: int(value.split()[0]) for name, value in a.items()}
+    codes_b = {name: int(value.split()[0]) for name, value in b.items()}
+    assert (codes_a.pop("status"), codes_b.pop("status"), codes_a.pop("importer-done")) == (1, 1, 1)
+    assert codes_a.pop("handle-plain") == ACL_ERROR_RT_PARAM_INVALID and "ACL_EVENT_IPC" in a["handle-plain"]
+    assert codes_a.pop("handle-null") == ACL_ERROR_INVALID_PARAM
+    assert codes_b.pop("open-null") == ACL_ERROR_INVALID_PARAM
+    assert {n: c for n, c in codes_a.items() if c} == {} and {n: c for n, c in codes_b.items() if c} == {}

@@ -3,6 +3,7 @@ capture-and-update flow, every event and stream call, memory in all directions, 
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -124,6 +125,11 @@ async def exercise(c: Caller) -> None:
     await c("aclrtSetStreamFailureMode", stream=s2, mode=0)
     await c("aclrtStreamAbort", stream=s2)
     await c("aclrtStreamStop", stream=s2)
+    ipc = (await c("aclrtCreateEventExWithFlag", flag=0x40))["event"]  # ACL_EVENT_IPC
+    handle = (await c("aclrtIpcGetEventHandle", event=ipc))["handle"]
+    handle = base64.b64decode(handle) if isinstance(handle, str) else handle  # JSON carries bytes as base64
+    assert len(handle) == 64 and (await c("aclrtIpcOpenEventHandle", handle=handle))["event"] == ipc  # our own
+    await c("aclrtDestroyEvent", event=ipc)
     notify = (await c("aclrtCreateNotify", flag=0))["notify"]
     assert (await c("aclrtGetNotifyId", notify=notify))["notifyId"] >= 0
     await c("aclrtRecordNotify", notify=notify, stream=s)

@@ -1,0 +1,40 @@
+"""IPC event handles for C: aclrtIpcEventHandle is 64 bytes, written through the program's pointer and passed
+back by value (spec-breadth 5.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from client.capi.convert import C, call
+from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
+
+HANDLE_SIZE = 64
+
+
+def aclrtIpcGetEventHandle(c: C) -> Callable[[Any, Any], int]:  # noqa: N802
+    def body(event: Any, handle: Any) -> int:
+        if handle == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "handle is NULL: it must point to an aclrtIpcEventHandle")
+        data = call("aclrtIpcGetEventHandle", c.address(event))
+        c.ffi.memmove(handle, data, HANDLE_SIZE)
+        return 0
+
+    return body
+
+
+def aclrtIpcOpenEventHandle(c: C) -> Callable[[Any, Any], int]:  # noqa: N802
+    def body(handle: Any, event: Any) -> int:
+        if event == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "event is NULL: it must point to where the event goes")
+        data = bytes(c.ffi.buffer(c.ffi.addressof(handle), HANDLE_SIZE))
+        event[0] = c.ffi.cast("aclrtEvent", call("aclrtIpcOpenEventHandle", data))
+        return 0
+
+    return body
+
+
+SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
+    "aclrtIpcGetEventHandle": aclrtIpcGetEventHandle,
+    "aclrtIpcOpenEventHandle": aclrtIpcOpenEventHandle,
+}
