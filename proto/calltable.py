@@ -254,6 +254,16 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtDestroyNotify", ("notify", Handle)),
     call("aclrtRecordNotify", ("notify", Handle), ("stream", Stream), asynchronous=True),
     call("aclrtWaitAndResetNotify", ("notify", Handle), ("stream", Stream), ("timeout", U32), asynchronous=True),
+    call(
+        "aclrtNotifyGetExportKey",
+        ("notify", Handle),
+        ("len", U64),
+        ("flags", U64),
+        out=(("key", str),),
+        doc="The key another process imports the notify by; len is the size of the C key buffer.",
+    ),
+    call("aclrtNotifySetImportPid", ("notify", Handle), ("pid", list[I32])),
+    call("aclrtNotifyImportByKey", ("key", str), ("flags", U64), out=(("notify", U64),)),
     call("aclrtGetNotifyId", ("notify", Handle), out=(("notifyId", U32),)),
     # callbacks and host functions (the vnpu* calls are the client's half: `client.callbacks`)
     call("aclrtSubscribeReport", ("threadId", U64), ("stream", Stream)),

@@ -1,5 +1,5 @@
-"""IPC event handles for C: aclrtIpcEventHandle is 64 bytes, written through the program's pointer and passed
-back by value (spec-breadth 5.4)."""
+"""IPC handles for C (spec-breadth 5.4, 6.2): aclrtIpcEventHandle is 64 bytes, written through the program's
+pointer and passed back by value; a notify's export key is a C string written into the program's buffer."""
 
 from __future__ import annotations
 
@@ -34,7 +34,30 @@ def aclrtIpcOpenEventHandle(c: C) -> Callable[[Any, Any], int]:  # noqa: N802
     return body
 
 
+def aclrtNotifyGetExportKey(c: C) -> Callable[..., int]:  # noqa: N802
+    def body(notify: Any, key: Any, length: int, flags: int) -> int:
+        if key == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "key is NULL: it must point to a buffer of len bytes")
+        data = call("aclrtNotifyGetExportKey", c.address(notify), length, flags).encode() + b"\0"
+        c.ffi.memmove(key, data, len(data))  # the daemon checked that it fits in len
+        return 0
+
+    return body
+
+
+def aclrtNotifySetImportPid(c: C) -> Callable[..., int]:  # noqa: N802
+    def body(notify: Any, pid: Any, num: int) -> int:
+        if pid == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "pid is NULL: it must point to num process ids")
+        call("aclrtNotifySetImportPid", c.address(notify), list(c.ffi.unpack(pid, num)))
+        return 0
+
+    return body
+
+
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclrtIpcGetEventHandle": aclrtIpcGetEventHandle,
     "aclrtIpcOpenEventHandle": aclrtIpcOpenEventHandle,
+    "aclrtNotifyGetExportKey": aclrtNotifyGetExportKey,
+    "aclrtNotifySetImportPid": aclrtNotifySetImportPid,
 }

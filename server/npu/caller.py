@@ -34,6 +34,13 @@ def thread_of_caller_process(thread: Hashable) -> ClientThread:
     return (caller_process(), thread)
 
 
+def caller_pid() -> int | None:
+    """The calling client's process id, when it sent one (what its aclrtDeviceGetBareTgid says)."""
+    process = caller_process()
+    pid = process[1] if isinstance(process, tuple) else process
+    return pid if isinstance(pid, int) and not isinstance(pid, bool) else None
+
+
 @contextmanager
 def calling_thread(ident: ClientThread) -> Iterator[None]:
     """Run the enclosed calls as client thread `ident`."""

@@ -122,6 +122,8 @@ class DeviceCalls(Context):
         for ptr in list(self.host_buffers):
             self.memory_used -= self.machine.host.free(ptr).size
         self.host_buffers.clear()
+        for handle in list(self.notifies):
+            self.drop_notify(handle)
         self.current.clear()
 
     def _streams_of(self, device: Device) -> list[Stream]:

@@ -1,24 +1,37 @@
-"""IPC events (spec-breadth 5.4): an aclrtCreateEventExWithFlag(ACL_EVENT_IPC) event shared with other processes.
+"""IPC events and notifies (spec-breadth 5.4, 6.2): an event or a notify shared with other processes.
 
-The 64-byte handle names the event daemon-wide with an unguessable token (a process that does not hold the
-handle cannot reach the event, whatever its tenant); opening it in another context makes the same event usable
-there -- a record on one side releases a wait on the other -- under the event's own handle value. Only the
-creating context destroys the event; another context's aclrtDestroyEvent forgets it there.
+An IPC event's 64-byte handle, or a notify's export key, names it daemon-wide with an unguessable token (a
+process that does not hold it cannot reach the object, whatever its tenant); opening or importing it in another
+context makes the same object usable there -- a record on one side releases a wait on the other -- under its
+own handle value. Only the creating context destroys it; another context's destroy forgets it there. A notify
+exported with ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT is imported only by the processes its owner listed
+(aclrtNotifySetImportPid, with the pids their aclrtDeviceGetBareTgid gives); one on another device needs
+ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS.
 """
 
 from __future__ import annotations
 
 import secrets
 
-from proto.constants import ACL_EVENT_IPC
+from proto.constants import (
+    ACL_EVENT_IPC,
+    ACL_NOTIFY_DEVICE_USE_ONLY,
+    ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT,
+    ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION,
+    ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS,
+)
 from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID, AclError
-from server.npu.context import Context, acl_call, require
+from server.npu.caller import caller_pid
+from server.npu.calls_notify import NotifyCalls
+from server.npu.context import acl_call, require
 
 IPC_HANDLE_SIZE = 64  # ACL_IPC_EVENT_HANDLE_SIZE
 PREFIX = b"vnpu-ipc-event:"
+NOTIFY_PREFIX = "vnpu-notify-"
+IMPORT_FLAGS = ACL_NOTIFY_DEVICE_USE_ONLY | ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS
 
 
-class IpcEventCalls(Context):
+class IpcCalls(NotifyCalls):
     @acl_call
     def aclrtIpcGetEventHandle(self, event: int | None) -> bytes:
         target = self.event(event)
@@ -48,3 +61,54 @@ class IpcEventCalls(Context):
             self.events[event.handle] = event
             self.opened_events.add(event.handle)
         return event.handle
+
+    @acl_call
+    def aclrtNotifyGetExportKey(self, notify: int | None, len_: int, flags: int) -> str:
+        """The key (a C string of at most `len` bytes with its NUL); the latest export's flags hold."""
+        target = self._notify(notify)
+        require(len_ > 0, "len is 0", ACL_ERROR_RT_PARAM_INVALID)
+        export_flags = (ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT, ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+        require(flags in export_flags, f"flags {flags:#x} is neither ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT nor "
+                "ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
+        key = target.ipc_key or NOTIFY_PREFIX + secrets.token_hex(16)
+        require(len(key) < len_, f"key holds {len_} bytes; the key needs {len(key) + 1}", ACL_ERROR_RT_PARAM_INVALID)
+        if target.ipc_key is None:
+            target.ipc_key = key
+            self.machine.ipc_notifies[key] = target
+        target.pid_validation = flags == ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT
+        return key
+
+    @acl_call
+    def aclrtNotifySetImportPid(self, notify: int | None, pid: list[int]) -> None:
+        target = self._notify(notify)
+        require(bool(pid), "num must be more than 0", ACL_ERROR_RT_PARAM_INVALID)
+        require(target.ipc_key is not None, f"{target} has no export key yet: call aclrtNotifyGetExportKey first",
+                ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
+        target.import_pids.update(pid)
+
+    @acl_call
+    def aclrtNotifyImportByKey(self, key: str, flags: int) -> int:
+        require(0 <= flags <= IMPORT_FLAGS, f"flags {flags:#x} is not a combination of the import flags",
+                ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
+        device = self.device()
+        notify = self.machine.ipc_notifies.get(key)
+        if notify is None:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{key!r} is not the key of a live exported notify")
+        if notify.handle in self.notifies:
+            return notify.handle
+        if notify.pid_validation and caller_pid() not in notify.import_pids:
+            raise AclError(
+                ACL_ERROR_RT_PARAM_INVALID,
+                f"this process (pid {caller_pid()}) is not on the import list of {notify}: its owner adds it with "
+                "aclrtNotifySetImportPid, or exports with ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION",
+            )
+        if notify.device is not device and not flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS:
+            raise AclError(
+                ACL_ERROR_RT_PARAM_INVALID,
+                f"{notify} is on device {notify.device.index} and this thread's device is {device.index}: import it "
+                "with ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS",
+            )
+        self.check_handles()
+        self.notifies[notify.handle] = notify
+        self.imported_notifies.add(notify.handle)
+        return notify.handle

@@ -32,7 +32,7 @@ class NotifyCalls(Context):
 
     @acl_call
     def aclrtDestroyNotify(self, notify: int | None) -> None:
-        del self.notifies[self._notify(notify).handle]
+        self.drop_notify(self._notify(notify).handle)
 
     @acl_call
     def aclrtRecordNotify(self, notify: int | None, stream: int | None) -> None:
@@ -59,9 +59,9 @@ class NotifyCalls(Context):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a notify of this process")
         return found
 
-    @staticmethod
-    def _same_notify_device(notify: Notify, device: int) -> None:
-        if notify.device.index != device:
+    def _same_notify_device(self, notify: Notify, device: int) -> None:
+        """A notify is used on streams of its device (an imported one on any: the importer enabled peer access)."""
+        if notify.device.index != device and notify.handle not in self.imported_notifies:
             raise AclError(
                 ACL_ERROR_RT_STREAM_CONTEXT, f"{notify} is used on a stream of device {device}, another device"
             )

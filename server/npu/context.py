@@ -125,6 +125,7 @@ class Context:
         self.events: dict[int, Event] = {}
         self.notifies: dict[int, Notify] = {}
         self.opened_events: set[int] = set()  # IPC events of other contexts opened here (not ours to destroy)
+        self.imported_notifies: set[int] = set()  # the same for notifies (aclrtNotifyImportByKey)
         self.callbacks = Callbacks()  # subscriptions of streams to the threads that run their callbacks
         self.allocations: dict[int, Device] = {}  # device pointer -> its device
         self.host_buffers: set[int] = set()
@@ -222,6 +223,14 @@ class Context:
             event.device.events.give()
         if event.ipc_handle is not None:
             self.machine.ipc_events.pop(event.ipc_handle, None)
+
+    def drop_notify(self, handle: int) -> None:
+        """Forget notify `handle`; an exported one of ours stops being importable."""
+        notify = self.notifies.pop(handle)
+        if handle in self.imported_notifies:
+            self.imported_notifies.discard(handle)
+        elif notify.ipc_key is not None:
+            self.machine.ipc_notifies.pop(notify.ipc_key, None)
 
     def region(self, ptr: int, nbytes: int) -> np.ndarray:
         """A view of [ptr, ptr + nbytes) in memory this context allocated (device or pinned host); MemoryFault

@@ -26,6 +26,7 @@ from server.npu.trace import Tracer
 
 if TYPE_CHECKING:
     from server.npu.event import Event
+    from server.npu.notify import Notify
 
 DEFAULT_MEMORY = 8 << 30
 # Kernels and copies touching more bytes than this run on the kernel thread pool; smaller ones run inline on the
@@ -103,6 +104,7 @@ class Machine:
         self.pool = ThreadPoolExecutor(kernel_threads or os.cpu_count() or 2, thread_name_prefix="vnpu-kernel")
         self._handles = count(0x1000)
         self.ipc_events: dict[bytes, Event] = {}  # aclrtIpcGetEventHandle's handles, for any context to open
+        self.ipc_notifies: dict[str, Notify] = {}  # aclrtNotifyGetExportKey's keys, for any context to import
 
     def new_handle(self) -> int:
         return next(self._handles)

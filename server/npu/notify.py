@@ -25,6 +25,9 @@ class Notify(Signal):
         self.flag = flag  # ACL_NOTIFY_DEFAULT or ACL_NOTIFY_DEVICE_USE_ONLY
         self.ident = ident  # aclrtGetNotifyId: unique on its device
         self.set = False
+        self.ipc_key: str | None = None  # aclrtNotifyGetExportKey's, once asked
+        self.pid_validation = True  # importers must be on the aclrtNotifySetImportPid list
+        self.import_pids: set[int] = set()
 
     def __repr__(self) -> str:
         return f"notify {self.handle:#x} (id {self.ident}) of device {self.device.index}"

@@ -14,7 +14,7 @@ from server.npu.calls_callback import CallbackCalls
 from server.npu.calls_context import ContextCalls
 from server.npu.calls_devinfo import DeviceInfoCalls
 from server.npu.calls_event import EventCalls
-from server.npu.calls_ipc import IpcEventCalls
+from server.npu.calls_ipc import IpcCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_notify import NotifyCalls
@@ -33,7 +33,7 @@ class Runtime(
     ReduceCalls,
     StreamCalls,
     EventCalls,
-    IpcEventCalls,
+    IpcCalls,
     NotifyCalls,
     CallbackCalls,
     ModelCalls,

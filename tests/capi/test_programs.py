@@ -296,8 +296,9 @@ def test_callbacks_and_host_functions_from_c(toolkit: Path, daemon: Daemon, tmp_
 
 
 def test_an_ipc_event_between_two_programs(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
-    """The ipcevent sample's flow: one program exports an IPC event's handle through a file, another opens it,
-    waits on it and queries it; the exporter keeps the event until the importer is done."""
+    """The ipcevent and notify samples' flow: one program exports an IPC event's handle and a notify's key
+    through files, another opens them and waits on them; the exporter lists the importer's pid for the notify
+    and keeps both until the importer is done."""
     binary = compile_program(toolkit, PROGRAMS / "ipc_event.cpp", tmp_path)
     handle, done = str(tmp_path / "handle"), str(tmp_path / "done")
     runs: dict[str, Any] = {}
@@ -316,4 +317,5 @@ def test_an_ipc_event_between_two_programs(toolkit: Path, daemon: Daemon, tmp_pa
     assert codes_a.pop("handle-plain") == ACL_ERROR_RT_PARAM_INVALID and "ACL_EVENT_IPC" in a["handle-plain"]
     assert codes_a.pop("handle-null") == ACL_ERROR_INVALID_PARAM
     assert codes_b.pop("open-null") == ACL_ERROR_INVALID_PARAM
+    assert codes_a.pop("notify-pid-null") == ACL_ERROR_INVALID_PARAM
     assert {n: c for n, c in codes_a.items() if c} == {} and {n: c for n, c in codes_b.items() if c} == {}

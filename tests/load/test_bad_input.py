@@ -667,10 +667,10 @@ def test_a_wrong_type_in_any_envelope_field_is_refused_naming_the_id(conns: tupl
 
 @functools.cache
 def base_args(api: str) -> dict[str, Any]:
-    """Arguments of `api` that its request model accepts: 0, or None, b"" or "" where 0 is not of the type."""
+    """Arguments of `api` that its request model accepts: 0, or None, b"", "" or [] where 0 is not of the type."""
     model, args = CALLS[api].request, dict.fromkeys(CALLS[api].arg_names, 0)
     for name in args:
-        for candidate in (0, None, b"", ""):
+        for candidate in (0, None, b"", "", []):
             args[name] = candidate
             try:
                 model.model_validate(args)

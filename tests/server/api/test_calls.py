@@ -132,6 +132,9 @@ async def exercise(c: Caller) -> None:
     await c("aclrtDestroyEvent", event=ipc)
     notify = (await c("aclrtCreateNotify", flag=0))["notify"]
     assert (await c("aclrtGetNotifyId", notify=notify))["notifyId"] >= 0
+    key = (await c("aclrtNotifyGetExportKey", notify=notify, len=65, flags=0))["key"]
+    await c("aclrtNotifySetImportPid", notify=notify, pid=[7])  # the callers' pid
+    assert (await c("aclrtNotifyImportByKey", key=key, flags=0))["notify"] == notify  # its own: the same handle
     await c("aclrtRecordNotify", notify=notify, stream=s)
     await c("aclrtWaitAndResetNotify", notify=notify, stream=s2, timeout=5)
     await c("aclrtSynchronizeStream", stream=s2)
