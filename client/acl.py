@@ -55,6 +55,7 @@ import proto.host as _host
 from client import callbacks as _callbacks
 from client import exceptions as _exceptions
 from client import lasterror as _lasterror
+from client import streamstate as _streamstate
 from client.config import load
 from client.errors import ServerError as ServerError
 from client.errors import TransportError as TransportError
@@ -159,6 +160,7 @@ HOST_FUNCTIONS = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name
 HOST_FUNCTIONS |= (
     _host.FUNCTIONS
     | _exceptions.FUNCTIONS
+    | {"aclrtRegStreamStateCallback": _streamstate.aclrtRegStreamStateCallback}
     | {
         "aclrtGetLastError": _lasterror.aclrtGetLastError,
         "aclrtPeekAtLastError": _lasterror.aclrtPeekAtLastError,

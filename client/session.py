@@ -18,6 +18,7 @@ import httpx
 import msgpack
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
+from client import streamstate
 from client.callbacks import HostFuncThread
 from client.config import Config
 from client.core import Outgoing, Protocol, prepare, thread_identity
@@ -102,6 +103,11 @@ class Session:
 
     def call(self, api: str, *values: Any) -> Any:
         """Call the ACL function `api` with its C arguments; returns its out-parameters (see `client.acl`)."""
+        if streamstate.watched(api):  # a stream state callback is registered: report what the call changes
+            return streamstate.around(self.call, api, values, lambda: self._call(api, values))
+        return self._call(api, values)
+
+    def _call(self, api: str, values: tuple[Any, ...]) -> Any:
         out = prepare(api, values, self.config.launch_blocking)
         reply = self._exchange(out)
         result = self.protocol.settle(reply, out.finish) if out.wait else None

@@ -210,6 +210,7 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtSynchronizeStream", ("stream", Stream)),
     call("aclrtSynchronizeStreamWithTimeout", ("stream", Stream), ("timeout", I32)),
     call("aclrtStreamQuery", ("stream", Stream), out=(("status", I32),)),
+    call("vnpuStreams", out=(("streams", list[U64]),), doc="The streams of this context, default ones included."),
     call("aclrtStreamGetId", ("stream", Stream), out=(("streamId", I32),)),
     call("aclrtStreamGetFlags", ("stream", Stream), out=(("flags", U32),)),
     call("aclrtStreamGetPriority", ("stream", Stream), out=(("priority", U32),)),

@@ -91,6 +91,11 @@ class StreamCalls(Context):
         return self.stream(stream).priority
 
     @acl_call
+    def vnpuStreams(self) -> list[int]:
+        """Every stream of this context, default ones included (for the client's stream state callbacks)."""
+        return sorted({*self.default_streams, *self.streams})
+
+    @acl_call
     def aclrtGetThreadLastTaskId(self) -> int:
         """The id of the last task the calling thread queued on a stream (its number there); 0 before any."""
         return self.last_task_ids.get(caller_thread(), 0)

@@ -285,6 +285,9 @@ def test_callbacks_and_host_functions_from_c(toolkit: Path, daemon: Daemon, tmp_
     assert codes.pop("process-bad-timeout") == ACL_ERROR_INVALID_PARAM
     assert codes.pop("process-unsubscribed") == ACL_ERROR_RT_THREAD_SUBSCRIBE
     assert codes.pop("callback-unsubscribed") == ACL_ERROR_RT_STREAM_NO_CB_REG
+    # the primary and the created context's default streams, two streams; each destroyed (the primary's by the reset)
+    assert lines.pop("stream-states") == "4 4 0" and codes.pop("stream-states") == 4
+    assert codes.pop("stream-state-again") == ACL_ERROR_RT_PARAM_INVALID
     assert lines["exception"] == "1 1 1 1"  # once, with the task id, stream id and thread of the failed copy
     mem_error = ACL_ERROR_RT_DEVICE_MEM_ERROR
     assert (codes.pop("exception"), codes.pop("exception-code")) == (1, mem_error)

@@ -41,7 +41,7 @@ def test_all_matches_the_call_table_both_ways() -> None:
     assert host <= exported  # aclCreateTensor, phase 1, executor calls
     functions = {name for name in exported if name.startswith("acl") and callable(getattr(acl, name))}
     local = set(proto.host.FUNCTIONS) | {"aclrtGetLastError", "aclrtPeekAtLastError"}  # no device: spec-breadth 16
-    local |= {"aclrtProcessReport"} | set(client.exceptions.FUNCTIONS)  # client.callbacks, client.exceptions
+    local |= {"aclrtProcessReport", "aclrtRegStreamStateCallback"} | set(client.exceptions.FUNCTIONS)
     assert not local & DEVICE_CALLS
     assert functions == DEVICE_CALLS | host | local | {"aclGetRecentErrMsg"}  # nothing else posing as an ACL call
     for name, value in flat_constants().items():

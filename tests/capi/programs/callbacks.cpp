@@ -82,9 +82,22 @@ static void OnException(aclrtExceptionInfo *info)
     exception.errorCode = aclrtGetErrorCodeFromExceptionInfo(info);
 }
 
+static std::atomic<int> created{0}, destroyed{0}, wrongArgs{0};
+static int stateTag = 7;
+
+static void OnStreamState(aclrtStream stream, aclrtStreamState state, void *args)
+{
+    if (args != &stateTag || stream == nullptr) {
+        wrongArgs += 1;
+    }
+    (state == ACL_RT_STREAM_STATE_CREATE_POST ? created : destroyed) += 1;
+}
+
 int main()
 {
     Report("init", aclInit(nullptr));
+    Report("stream-state", aclrtRegStreamStateCallback("callbacks-test", OnStreamState, &stateTag));
+    Report("stream-state-again", aclrtRegStreamStateCallback("callbacks-test", OnStreamState, &stateTag));
     Report("set", aclrtSetDevice(0));
     Report("context", aclrtCreateContext(&context, 0));
     aclrtStream stream = nullptr, hostStream = nullptr;
@@ -174,6 +187,8 @@ int main()
     Report("destroy-host-stream", aclrtDestroyStreamForce(hostStream));
     Report("destroy-context", aclrtDestroyContext(context));
     Report("reset-force", aclrtResetDeviceForce(0));
+    Report("stream-state-off", aclrtRegStreamStateCallback("callbacks-test", nullptr, nullptr));
+    std::printf("stream-states %d %d %d\n", created.load(), destroyed.load(), wrongArgs.load());
     Report("finalize", aclFinalize());
     return 0;
 }

@@ -145,6 +145,7 @@ async def exercise(c: Caller) -> None:
     await c("aclrtSynchronizeStream", stream=s2)
     await c("aclrtReduceAsync", dst=word, src=word, count=8, kind=10, type=3, stream=s2, reserve=None)  # INT32 SUM
     await c("aclrtSynchronizeStream", stream=s2)
+    assert {s, s2} <= set((await c("vnpuStreams"))["streams"])
     last = (await c("aclrtGetThreadLastTaskId"))["taskId"]
     await c("aclrtMemsetAsync", devPtr=word, maxCount=8, value=0, count=8, stream=s2)
     assert (await c("aclrtGetThreadLastTaskId"))["taskId"] == last + 1  # its last task (a value wait) was on s2 too
