@@ -148,8 +148,11 @@ class Session:
         payload: dict[str, Any] = response.json()
         if "error" in payload:
             return payload
-        if "data" in payload and isinstance(payload["data"], str):
-            payload["data"] = out.call.result.model_validate_json(response.content).data  # type: ignore[attr-defined]
+        if any(isinstance(value, str) for value in payload.values()):  # bytes come as base64: read them as bytes
+            model = out.call.result.model_validate_json(response.content)
+            payload = {
+                k: v if not isinstance(getattr(model, k), bytes) else getattr(model, k) for k, v in payload.items()
+            }
         return {"result": payload}
 
     def _adapt(self, api: str, values: tuple[Any, ...], result: Any) -> Any:

@@ -263,3 +263,19 @@ def test_aio_runs_the_seed(daemon: str) -> None:
             await session.close()
 
     assert asyncio.run(main()) == [2.0 * i for i in range(8)]
+
+
+@pytest.mark.parametrize("transport", ["ws", "http"])
+def test_bytes_results_are_bytes_over_both_transports(daemon: str, transport: str) -> None:
+    """An out-parameter of bytes (an IPC event handle) is bytes whichever transport carried it (HTTP: base64)."""
+    session = Session(Config(endpoint=daemon, transport=transport))
+    try:
+        session.call("aclInit", None)
+        session.call("aclrtSetDevice", 0)
+        event = session.call("aclrtCreateEventExWithFlag", acl.ACL_EVENT_IPC)
+        handle = session.call("aclrtIpcGetEventHandle", event)
+        assert isinstance(handle, bytes) and len(handle) == 64
+        assert session.call("aclrtIpcOpenEventHandle", handle) == event
+        session.call("aclrtResetDevice", 0)
+    finally:
+        session.close()

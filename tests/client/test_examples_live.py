@@ -58,6 +58,12 @@ KEY_LINES: dict[str, list[str]] = {
     ],
     "host_function_pipeline.py": [f"[INFO] batch {i} matches float64" for i in range(6)]
     + ["[INFO] the report thread ran the progress callbacks [0, 1, 2, 3, 4, 5]"],
+    "ipc_event.py": [
+        "[INFO] parent: exported a 64-byte handle",
+        "[INFO] child: my stream waits for the parent's record: True",
+        "[INFO] child: released by the parent's record: True",
+        "[INFO] parent: the child exited with 0",
+    ],
     "update_from_another_process.py": [
         line
         for i, (value, result) in enumerate([("1.1", "2.2"), ("5.5", "6.6"), ("1.1", "2.2"), ("5.5", "6.6")])
