@@ -10,6 +10,7 @@ removes it); `aclrtExceptionInfoCallbackRegister`/`Unregister` add and remove ot
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import traceback
@@ -89,16 +90,8 @@ def _getter(field: str) -> Callable[[aclrtExceptionInfo | None], int]:
     return getter
 
 
-GETTERS = {
-    f"aclrtGet{name}FromExceptionInfo": field
-    for name, field in (
-        ("TaskId", "taskId"),
-        ("StreamId", "streamId"),
-        ("ThreadId", "threadId"),
-        ("DeviceId", "deviceId"),
-        ("ErrorCode", "errorCode"),
-    )
-}
+FIELDS = tuple(f.name for f in dataclasses.fields(aclrtExceptionInfo))  # taskId ... errorCode, in C's order
+GETTERS = {f"aclrtGet{field[0].upper()}{field[1:]}FromExceptionInfo": field for field in FIELDS}
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "aclrtSetExceptionInfoCallback": aclrtSetExceptionInfoCallback,
     "aclrtExceptionInfoCallbackRegister": aclrtExceptionInfoCallbackRegister,

@@ -11,7 +11,7 @@ from client import exceptions
 from client.capi.convert import C
 from proto.errors import ACL_ERROR_RT_PARAM_INVALID, AclError
 
-FIELDS = ("taskId", "streamId", "threadId", "deviceId", "errorCode")
+FIELDS = exceptions.FIELDS
 
 
 _WRAPPERS: dict[int, Callable[[exceptions.aclrtExceptionInfo], None]] = {}  # C callback address -> stand-in

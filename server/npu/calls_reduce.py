@@ -10,7 +10,6 @@ import numpy as np
 
 from proto.constants import aclDataType, aclrtReduceKind
 from proto.errors import ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, AclError
-from server.npu.arena import Allocation
 from server.npu.context import Context, acl_call, require
 from server.npu.ops.dtypes import np_dtype
 from server.npu.tasks import Pins, check_pins
@@ -90,16 +89,5 @@ class ReduceCalls(Context):
         on = self.stream(stream)
         assert dst is not None and src is not None
         for name, ptr in (("dst", dst), ("src", src)):
-            self._device_range(name, ptr, count)
+            self.device_range(name, ptr, count)
         self.issue(on, ReduceTask("aclrtReduceAsync", dst, src, count, reduce_kind, dtype, self.pins(dst, src)))
-
-    def _device_range(self, name: str, ptr: int, count: int) -> None:
-        """[ptr, ptr + count) lies in one device allocation of this process (107000 otherwise)."""
-        owner = self.machine.owner(ptr)
-        if not (isinstance(owner, Allocation) and owner.ptr in self.allocations):
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{name} must be device memory: {self.explain(ptr)}")
-        require(
-            ptr + count <= owner.ptr + owner.size,
-            f"{name}: {count} bytes at {ptr:#x} do not fit in {owner.describe(ptr)}",
-            ACL_ERROR_RT_PARAM_INVALID,
-        )

@@ -18,7 +18,6 @@ from proto.constants import (
     ACL_STREAM_WAIT_VALUE_NOR,
 )
 from proto.errors import ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_ABORT, AclError
-from server.npu.arena import Allocation
 from server.npu.context import Context, acl_call, require
 from server.npu.tasks import Pins, check_pins
 
@@ -101,13 +100,6 @@ class ValueCalls(Context):
         """A 64-bit word, 8-byte aligned, in device memory of this process (107000 otherwise)."""
         require(bool(ptr), "devAddr is NULL")
         assert ptr is not None
-        owner = self.machine.owner(ptr)
-        if not (isinstance(owner, Allocation) and owner.ptr in self.allocations):
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"devAddr must be device memory: {self.explain(ptr)}")
+        self.device_range("devAddr", ptr, 8)
         require(ptr % 8 == 0, f"devAddr {ptr:#x} is not 8-byte aligned", ACL_ERROR_RT_PARAM_INVALID)
-        require(
-            ptr + 8 <= owner.ptr + owner.size,
-            f"the 8-byte word at {ptr:#x} does not fit in {owner.describe(ptr)}",
-            ACL_ERROR_RT_PARAM_INVALID,
-        )
         return ptr

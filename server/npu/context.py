@@ -232,6 +232,16 @@ class Context:
         elif notify.ipc_key is not None:
             self.machine.ipc_notifies.pop(notify.ipc_key, None)
 
+    def device_range(self, name: str, ptr: int, count: int) -> None:
+        """[ptr, ptr + count) lies in one device allocation of this context (107000 otherwise)."""
+        owner = self.machine.owner(ptr)
+        if not (isinstance(owner, Allocation) and owner.ptr in self.allocations):
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{name} must be device memory: {self.explain(ptr)}")
+        if ptr + count > owner.ptr + owner.size:
+            raise AclError(
+                ACL_ERROR_RT_PARAM_INVALID, f"{name}: {count} bytes at {ptr:#x} do not fit in {owner.describe(ptr)}"
+            )
+
     def region(self, ptr: int, nbytes: int) -> np.ndarray:
         """A view of [ptr, ptr + nbytes) in memory this context allocated (device or pinned host); MemoryFault
         otherwise. Another context's memory is treated exactly like memory that was never allocated."""

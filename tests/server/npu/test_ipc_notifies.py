@@ -81,3 +81,14 @@ async def test_export_checks_and_ownership(rt: Runtime, other: Runtime) -> None:
     rt.aclrtDestroyNotify(notify)
     with calling_thread(IMPORTER):
         fails(ACL_ERROR_RT_PARAM_INVALID, other.aclrtNotifyImportByKey, key, 0)  # gone with its owner's destroy
+
+
+async def test_the_owners_teardown_ends_its_exports(machine: Machine, other: Runtime) -> None:
+    owner = Runtime(machine)
+    owner.aclInit()
+    owner.aclrtSetDevice(0)
+    key = owner.aclrtNotifyGetExportKey(owner.aclrtCreateNotify(ACL_NOTIFY_DEFAULT), 65, 2)
+    await owner.release_all()  # its client went away
+    with calling_thread(IMPORTER):
+        other.aclrtSetDevice(0)
+        fails(ACL_ERROR_RT_PARAM_INVALID, other.aclrtNotifyImportByKey, key, 0)
