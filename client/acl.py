@@ -18,6 +18,9 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
 - Errors raise `AclError` with the exact C code (`.code`, `.name`, `.api`, the message) instead of returning it;
   `aclGetRecentErrMsg()` returns the calling thread's last error message and clears it (None if there is none).
   The daemon being unreachable is a `TransportError`, a fault of vnpu itself a `ServerError` -- never AclError.
+- A C struct argument is its `proto.calltable` model under the C type's name (`aclrtPhysicalMemProp(memAttr=...,
+  location=aclrtMemLocation(id=0, type=ACL_MEM_LOCATION_TYPE_DEVICE))`, fields zero unless set, as `= {}` in C)
+  or the same fields as a dict; an array of structs is a list of them.
 - Device pointers and handles are ints; 0 or None is NULL (for a stream: the default stream). Pointer
   arithmetic works: `dev + 64`.
 - Host memory is a `HostBuffer` (from aclrtMallocHost: pinned memory of the daemon, zero-copy on the same machine)
@@ -62,7 +65,7 @@ from client.errors import TransportError as TransportError
 from client.hostbuf import HostBuffer as HostBuffer
 from client.routing import Router, parse_devices
 from client.session import Session as Session
-from proto.calltable import CALLS
+from proto.calltable import CALLS, STRUCTS
 from proto.constants import flat_constants
 from proto.errors import AclError as AclError
 
@@ -169,8 +172,10 @@ HOST_FUNCTIONS |= (
 globals().update(HOST_FUNCTIONS)
 CONSTANTS = flat_constants() | {n: v for n, v in vars(_errors).items() if n.startswith(("ACL_", "ACLNN_"))}
 globals().update(CONSTANTS)
+TYPES = {struct.__name__: struct for struct in STRUCTS}  # the C structs some calls take: aclrtPhysicalMemProp, ...
+globals().update(TYPES)
 
 __all__ = sorted(
-    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *CONSTANTS, *_SPECIAL, "aclGetRecentErrMsg"}
+    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *CONSTANTS, *TYPES, *_SPECIAL, "aclGetRecentErrMsg"}
     | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
 )

@@ -28,7 +28,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from client import lasterror
-from client.acl import CONSTANTS, HOST_FUNCTIONS
+from client.acl import CONSTANTS, HOST_FUNCTIONS, TYPES
 from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
@@ -108,9 +108,9 @@ class AsyncSession:
         out = prepare(api, values, self.config.launch_blocking)
         reply = await self._exchange(out)
         result = self.protocol.settle(reply, out.finish) if out.wait else None
-        if api == "aclrtMallocHost":
+        if api in ("aclrtMallocHost", "aclrtMemAllocManaged"):
             return await self._host_buffer(result, values[0])
-        if api == "aclrtFreeHost" and isinstance(values[0], HostBuffer):
+        if api in ("aclrtFreeHost", "aclrtFree") and isinstance(values[0], HostBuffer):
             values[0].release()
         return result
 
@@ -255,8 +255,9 @@ _COROUTINES = {
 globals().update(_COROUTINES)
 globals().update(HOST_FUNCTIONS)
 globals().update(CONSTANTS)
+globals().update(TYPES)
 
 __all__ = sorted(
-    {*_COROUTINES, *HOST_FUNCTIONS, *CONSTANTS, *_SPECIAL}
+    {*_COROUTINES, *HOST_FUNCTIONS, *CONSTANTS, *TYPES, *_SPECIAL}
     | {"AclError", "AsyncSession", "HostBuffer", "TransportError", "current", "use", "host_read", "host_write"}
 )

@@ -26,7 +26,7 @@ import msgpack
 from client import exceptions
 from client.errors import ServerError
 from proto.aclnn import KernelDesc, aclOpExecutor, consume
-from proto.calltable import CALLS, Call
+from proto.calltable import CALLS, Call, WireModel
 from proto.errors import ACL_ERROR_INTERNAL_ERROR, AclError
 
 
@@ -71,6 +71,10 @@ def prepare(api: str, values: tuple[Any, ...], launch_blocking: bool) -> Outgoin
     pageable_dst = None
     for name, raw in zip(names, values, strict=True):
         value = pointer_of(raw)
+        if isinstance(value, WireModel):
+            value = value.model_dump()
+        elif isinstance(value, list) and value and isinstance(value[0], WireModel):
+            value = [v.model_dump() for v in value]
         if name == "executor" and isinstance(value, aclOpExecutor):
             value = consume(value, api)
         elif name == "dst" and not isinstance(value, int | None):

@@ -156,13 +156,13 @@ class Session:
         return {"result": payload}
 
     def _adapt(self, api: str, values: tuple[Any, ...], result: Any) -> Any:
-        """aclrtMallocHost returns a HostBuffer; aclrtFreeHost drops its local mapping; the first
+        """aclrtMallocHost and aclrtMemAllocManaged return a HostBuffer; freeing one drops its local mapping; the first
         aclrtLaunchHostFunc keeps the thread that runs host functions running."""
         if api == "aclrtLaunchHostFunc":
             self._host_functions.launched()
-        if api == "aclrtMallocHost":
+        if api in ("aclrtMallocHost", "aclrtMemAllocManaged"):
             return self._host_buffer(result, values[0])
-        if api == "aclrtFreeHost" and isinstance(values[0], HostBuffer):
+        if api in ("aclrtFreeHost", "aclrtFree") and isinstance(values[0], HostBuffer):
             values[0].release()
         return result
 

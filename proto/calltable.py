@@ -66,6 +66,29 @@ class DueCallback(WireModel):
     captured: bool  # from a model: handed back at every replay, so the client keeps fn and userData
 
 
+class aclrtMemLocation(WireModel):  # noqa: N801 - the C struct's name
+    id: U32 = 0
+    type: I32 = 0  # aclrtMemLocationType
+
+
+class aclrtPhysicalMemProp(WireModel):  # noqa: N801
+    """aclrtMallocPhysical's and aclrtMemGetAllocationGranularity's properties (zero, as `= {}` in C, unless set)."""
+
+    handleType: I32 = 0  # noqa: N815 - aclrtMemHandleType
+    allocationType: I32 = 0  # noqa: N815 - aclrtMemAllocationType
+    memAttr: I32 = 0  # noqa: N815 - aclrtMemAttr
+    location: aclrtMemLocation = aclrtMemLocation()
+    reserve: U64 = 0
+
+
+class aclrtMemAccessDesc(WireModel):  # noqa: N801
+    flags: I32 = 0  # aclrtMemAccessFlags
+    location: aclrtMemLocation = aclrtMemLocation()
+
+
+STRUCTS = (aclrtMemLocation, aclrtPhysicalMemProp, aclrtMemAccessDesc)  # exported flat by client.acl
+
+
 @dataclass(frozen=True)
 class Call:
     """One function of the table. `asynchronous`: a C call that only queues work (a launch, an async copy, an
@@ -156,6 +179,80 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtMallocHost", ("size", U64), out=(("hostPtr", U64),)),
     call("aclrtFreeHost", ("hostPtr", Ptr)),
     call("aclrtGetMemInfo", ("attr", I32), out=(("free", U64), ("total", U64))),
+    # IPC memory, host registration, managed memory
+    call(
+        "aclrtIpcMemGetExportKey",
+        ("devPtr", Ptr),
+        ("size", U64),
+        ("len", U64),
+        ("flags", U64),
+        out=(("key", str),),
+        doc="The key, which must fit in len bytes with its NUL.",
+    ),
+    call("aclrtIpcMemSetImportPid", ("key", str | None), ("pid", list[I32] | None)),
+    call("aclrtIpcMemImportByKey", ("key", str | None), ("flags", U64), out=(("devPtr", U64),)),
+    call("aclrtIpcMemClose", ("key", str | None)),
+    call("aclrtHostRegisterV2", ("ptr", Ptr), ("size", U64), ("flag", U32)),
+    call("aclrtHostGetDevicePointer", ("pHost", Ptr), ("flag", U32), out=(("pDevice", U64),)),
+    call("aclrtHostUnregister", ("ptr", Ptr)),
+    call("aclrtMemAllocManaged", ("size", U64), ("flag", U32), out=(("ptr", U64),)),
+    # virtual and physical memory (aclrtDrvMemHandle values are handles; shareable handles 64-bit values)
+    call(
+        "aclrtMemGetAllocationGranularity",
+        ("prop", aclrtPhysicalMemProp | None),
+        ("option", I32),
+        out=(("granularity", U64),),
+    ),
+    call(
+        "aclrtReserveMemAddress",
+        ("size", U64),
+        ("alignment", U64),
+        ("expectPtr", Ptr),
+        ("flags", U64),
+        out=(("virPtr", U64),),
+    ),
+    call("aclrtReleaseMemAddress", ("virPtr", Ptr)),
+    call(
+        "aclrtMallocPhysical",
+        ("size", U64),
+        ("prop", aclrtPhysicalMemProp | None),
+        ("flags", U64),
+        out=(("handle", U64),),
+    ),
+    call("aclrtFreePhysical", ("handle", Handle)),
+    call("aclrtMapMem", ("virPtr", Ptr), ("size", U64), ("offset", U64), ("handle", Handle), ("flags", U64)),
+    call("aclrtUnmapMem", ("virPtr", Ptr)),
+    call(
+        "aclrtMemSetAccess",
+        ("virPtr", Ptr),
+        ("size", U64),
+        ("desc", list[aclrtMemAccessDesc] | None),
+        doc="desc: the count descriptors (the C count is the list's length).",
+    ),
+    call(
+        "aclrtMemExportToShareableHandle",
+        ("handle", Handle),
+        ("handleType", I32),
+        ("flags", U64),
+        out=(("shareableHandle", U64),),
+    ),
+    call(
+        "aclrtMemExportToShareableHandleV2",
+        ("handle", Handle),
+        ("flags", U64),
+        ("shareType", I32),
+        out=(("shareableHandle", Bytes),),
+        doc="The bytes C finds behind shareableHandle (ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT: the 8-byte handle).",
+    ),
+    call("aclrtMemSetPidToShareableHandle", ("shareableHandle", U64), ("pid", list[I32] | None)),
+    call("aclrtMemImportFromShareableHandle", ("shareableHandle", U64), ("deviceId", I32), out=(("handle", U64),)),
+    call(
+        "aclrtMemImportFromShareableHandleV2",
+        ("shareableHandle", Bytes | None),
+        ("shareType", I32),
+        ("flags", U64),
+        out=(("handle", U64),),
+    ),
     call(
         "aclrtMemcpy",
         ("dst", Dst),

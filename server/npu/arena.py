@@ -3,11 +3,18 @@
 A device pointer is an int, `base + offset`, so `ptr + n` works as in C. `find` maps any pointer to the live
 allocation it falls in (a bisect over allocation starts), and `region` hands out a bounds-checked numpy view:
 kernels and copies work on views of the arena, never on copies of it.
+
+The buffer is a shared mapping of an anonymous memory file (memfd, Linux), so physical memory handed out by
+aclrtMallocPhysical -- a block of this arena -- can be mapped a second time into a reserved virtual range
+(`server.npu.vmem`); where there is no memfd, it is plain zeroed memory and virtual memory is not offered.
 """
 
 from __future__ import annotations
 
 import bisect
+import mmap
+import os
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,7 +64,12 @@ class Arena:
         self.base = base
         self.epoch = epoch or Epoch()
         self.capacity = capacity
-        self.buffer = np.zeros(capacity, dtype=np.uint8)  # calloc'd: pages are committed on first touch
+        self.fd = _memory_file(capacity)  # -1: none (not Linux)
+        if self.fd >= 0:
+            weakref.finalize(self, os.close, self.fd)
+            self.buffer = np.frombuffer(mmap.mmap(self.fd, capacity), dtype=np.uint8)
+        else:
+            self.buffer = np.zeros(capacity, dtype=np.uint8)  # pages are committed on first touch either way
         self._allocator = OffsetAllocator(capacity, ALIGNMENT)
         self._starts: list[int] = []
         self._live: dict[int, Allocation] = {}
@@ -130,6 +142,15 @@ class Arena:
         if block is not None:
             return f"{ptr:#x} is not the start of an allocation: it is {block.describe(ptr)}"
         return self.explain_unmapped(ptr)
+
+
+def _memory_file(size: int) -> int:
+    create = getattr(os, "memfd_create", None)
+    if create is None:
+        return -1
+    fd: int = create("vnpu-device-memory")  # close-on-exec
+    os.ftruncate(fd, size)
+    return fd
 
 
 __all__ = ["ALIGNMENT", "Allocation", "Arena", "Epoch", "MemoryFault", "OutOfSpace"]

@@ -77,16 +77,18 @@ class AclnnCalls(Context):
     def _pin(self, device: Device, name: str, ptr: int, nbytes: int) -> tuple[int, object]:
         """(ptr, the allocation it lies in) once [ptr, ptr + nbytes) is checked to be live memory of this context
         on `device` (see `tasks.Pins`)."""
-        owner = device.arena.find(ptr) if ptr in device.arena else None
-        if owner is None or owner.ptr not in self.allocations or ptr + nbytes > owner.end:
-            self._check_memory(device, name, ptr, nbytes)  # raises, naming what is wrong
-        return ptr, owner
+        if ptr in device.arena:  # the common case first
+            block = device.arena.find(ptr)
+            if block is not None and block.ptr in self.allocations and ptr + nbytes <= block.end:
+                return ptr, block
+        self._check_memory(device, name, ptr, nbytes)  # mapped, imported or registered memory; else raises
+        return ptr, device.find(ptr)
 
     def _check_memory(self, device: Device, name: str, ptr: int, nbytes: int) -> None:
         if nbytes == 0:
             return
         try:
-            if ptr not in device.arena:
+            if ptr not in device:
                 raise MemoryFault(f"{ptr:#x} is not device memory of device {device.index}")
             self.region(ptr, nbytes)
         except MemoryFault as fault:

@@ -11,6 +11,9 @@ from proto.errors import (
     AclError,
 )
 from server.npu.caller import caller_thread
+from server.npu.calls_hostreg import release_host_mappings, unregister_buffer
+from server.npu.calls_ipcmem import close_exports, release_ipc_memory
+from server.npu.calls_vmm import release_virtual
 from server.npu.context import AclContext, Context, acl_call, require
 from server.npu.device import Device
 from server.npu.stream import Stream
@@ -119,7 +122,11 @@ class DeviceCalls(Context):
             {c.device.index for c in self.acl_contexts.values()} | {d.index for d in self.allocations.values()}
         ):
             await self._release_device(index)
+        release_ipc_memory(self)
         for ptr in list(self.host_buffers):
+            buffer = self.machine.host.find(ptr)
+            assert buffer is not None
+            unregister_buffer(self, buffer)
             self.memory_used -= self.machine.host.free(ptr).size
         self.host_buffers.clear()
         for handle in list(self.notifies):
@@ -165,8 +172,11 @@ class DeviceCalls(Context):
                 self.drop_event(handle)
         for ptr, owner in list(self.allocations.items()):
             if owner is device:
+                close_exports(self, ptr)
                 self.memory_used -= device.arena.free(ptr).size
                 del self.allocations[ptr]
+        release_virtual(self, index)
+        release_host_mappings(self, index)
         self.primaries.pop(index, None)
         self.res_limits = {k: v for k, v in self.res_limits.items() if k[0] != index}
         self.acl_contexts = {h: c for h, c in self.acl_contexts.items() if c.device is not device}

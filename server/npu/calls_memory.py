@@ -21,8 +21,11 @@ from proto.errors import (
 )
 from server.npu.allocator import OutOfSpace
 from server.npu.arena import Allocation, MemoryFault
+from server.npu.calls_hostreg import free_managed, unregister_buffer
+from server.npu.calls_ipcmem import close_exports
 from server.npu.context import Context, acl_call, require
 from server.npu.tasks import MemcpyTask, MemsetTask
+from server.npu.vmem import Window
 
 Pointer = Union[int, None, bytes, bytearray, memoryview, np.ndarray]  # noqa: UP007 - a runtime alias
 
@@ -55,6 +58,10 @@ class MemoryCalls(Context):
         require(bool(dev_ptr), "devPtr is NULL")
         assert dev_ptr is not None
         device = self.allocations.get(dev_ptr)
+        managed = self.windows.get(dev_ptr)
+        if managed is not None and managed.managed:
+            free_managed(self, managed)
+            return
         if device is None:
             owner = self.machine.owner(dev_ptr)
             if isinstance(owner, Allocation) and owner.ptr in self.allocations:
@@ -64,6 +71,7 @@ class MemoryCalls(Context):
             else:
                 why = self.explain(dev_ptr)
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free {dev_ptr:#x}: {why}")
+        close_exports(self, dev_ptr)
         size = device.arena.free(dev_ptr).size
         self.memory_used -= size
         del self.allocations[dev_ptr]
@@ -100,6 +108,9 @@ class MemoryCalls(Context):
                 else (f"it is not the start of an aclrtMallocHost buffer of this context ({self.explain(host_ptr)})")
             )
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free host pointer {host_ptr:#x}: {why}")
+        buffer = self.machine.host.find(host_ptr)
+        assert buffer is not None
+        unregister_buffer(self, buffer)
         size = self.machine.host.free(host_ptr).size
         self.memory_used -= size
         self.host_buffers.discard(host_ptr)
@@ -116,16 +127,30 @@ class MemoryCalls(Context):
 
     @acl_call
     def vnpuHostInfo(self, host_ptr: int | None) -> tuple[str, int]:
-        """(shared-memory segment name, size) of the buffer that starts at `host_ptr`."""
+        """(shared-memory segment name, size) of the buffer that starts at `host_ptr` (pinned or managed)."""
         self._pinned(host_ptr, 0)
-        buf = self.machine.host.find(host_ptr or 0)
+        managed = self._managed(host_ptr or 0)
+        buf = managed.host if managed is not None else self.machine.host.find(host_ptr or 0)
         assert buf is not None
-        require(buf.ptr == host_ptr, f"{host_ptr:#x} is not the start of an aclrtMallocHost buffer")
+        start = managed.va if managed is not None else buf.ptr
+        require(start == host_ptr, f"{host_ptr:#x} is not the start of an aclrtMallocHost buffer")
         return buf.name, buf.size
 
+    def _managed(self, ptr: int) -> Window | None:
+        device = self.machine.device_of(ptr)
+        window = device.virtual.find(ptr) if device is not None else None
+        return window if isinstance(window, Window) and window.managed and self.owns(window) else None
+
     def _pinned(self, host_ptr: int | None, count: int) -> np.ndarray:
+        """Pinned host memory of this context, or managed memory (host code reaches both)."""
         require(bool(host_ptr), "hostPtr is NULL")
         assert host_ptr is not None
+        managed = self._managed(host_ptr)
+        if managed is not None:
+            try:
+                return managed.region(host_ptr, count)
+            except MemoryFault as fault:
+                raise AclError(ACL_ERROR_RT_PARAM_INVALID, str(fault)) from None
         buf = self.machine.host.find(host_ptr)
         if buf is None or buf.ptr not in self.host_buffers:
             raise AclError(

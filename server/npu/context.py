@@ -16,7 +16,7 @@ import functools
 import inspect
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -44,6 +44,11 @@ from server.npu.hostmem import HostBuffer
 from server.npu.model import ModelRI, ModelState, TaskGroup, Update
 from server.npu.notify import Notify
 from server.npu.stream import Stream, Task
+from server.npu.vmem import Mapping, PhysicalMemory, Reservation, Window
+
+if TYPE_CHECKING:
+    from server.npu.calls_hostreg import Registration
+    from server.npu.calls_ipcmem import IpcMemory
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -129,6 +134,13 @@ class Context:
         self.callbacks = Callbacks()  # subscriptions of streams to the threads that run their callbacks
         self.allocations: dict[int, Device] = {}  # device pointer -> its device
         self.host_buffers: set[int] = set()
+        self.ipc_exports: dict[str, IpcMemory] = {}  # aclrtIpcMemGetExportKey's keys of this context's memory
+        self.ipc_imports: dict[str, tuple[IpcMemory, Window]] = {}  # imported IPC keys -> their window here
+        self.physicals: dict[int, PhysicalMemory] = {}  # aclrtDrvMemHandle -> physical memory (made or imported)
+        self.owned_physicals: set[int] = set()  # the handles this context allocated (aclrtMallocPhysical)
+        self.reservations: dict[int, Reservation] = {}  # virtual address -> aclrtReserveMemAddress's range
+        self.windows: dict[int, Window] = {}  # device address -> a host registration's window, managed memory
+        self.registrations: dict[int, Registration] = {}  # host pointer -> aclrtHostRegisterV2's registration
         self.freed: dict[int, int] = {}  # pointers this context freed lately -> size, to explain their reuse
         self.peer_access: set[tuple[int, int]] = set()  # (device, peer it may access): aclrtDeviceEnablePeerAccess
         self.res_limits: dict[tuple[int, int], int] = {}  # (device, aclrtDevResLimitType) -> cores allowed
@@ -232,25 +244,32 @@ class Context:
         elif notify.ipc_key is not None:
             self.machine.ipc_notifies.pop(notify.ipc_key, None)
 
+    def owns(self, owner: object) -> bool:
+        """Whether this context may touch the memory object `owner` (what `Machine.owner` gives)."""
+        if isinstance(owner, Allocation):
+            return owner.ptr in self.allocations
+        if isinstance(owner, HostBuffer):
+            return owner.ptr in self.host_buffers
+        if isinstance(owner, Mapping):
+            return self.reservations.get(owner.reservation.va) is owner.reservation
+        if isinstance(owner, Window):
+            return self.windows.get(owner.va) is owner
+        return False
+
     def device_range(self, name: str, ptr: int, count: int) -> None:
-        """[ptr, ptr + count) lies in one device allocation of this context (107000 otherwise)."""
+        """[ptr, ptr + count) is device memory of this context (107000 otherwise)."""
         owner = self.machine.owner(ptr)
-        if not (isinstance(owner, Allocation) and owner.ptr in self.allocations):
+        if self.machine.device_of(ptr) is None or not self.owns(owner):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{name} must be device memory: {self.explain(ptr)}")
-        if ptr + count > owner.ptr + owner.size:
-            raise AclError(
-                ACL_ERROR_RT_PARAM_INVALID, f"{name}: {count} bytes at {ptr:#x} do not fit in {owner.describe(ptr)}"
-            )
+        try:
+            self.machine.region(ptr, count)
+        except MemoryFault as fault:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{name}: {fault}") from None
 
     def region(self, ptr: int, nbytes: int) -> np.ndarray:
-        """A view of [ptr, ptr + nbytes) in memory this context allocated (device or pinned host); MemoryFault
-        otherwise. Another context's memory is treated exactly like memory that was never allocated."""
-        owner = self.machine.owner(ptr)
-        mine = owner is not None and (
-            (isinstance(owner, Allocation) and owner.ptr in self.allocations)
-            or (isinstance(owner, HostBuffer) and owner.ptr in self.host_buffers)
-        )
-        if not mine:
+        """A view of [ptr, ptr + nbytes) in memory this context allocated, mapped or imported (device or pinned
+        host); MemoryFault otherwise. Another context's memory is treated exactly like memory never allocated."""
+        if not self.owns(self.machine.owner(ptr)):
             raise MemoryFault(self.explain(ptr))
         return self.machine.region(ptr, nbytes)
 
@@ -259,6 +278,12 @@ class Context:
         for start, size in self.freed.items():
             if start <= ptr < start + max(size, 1):
                 return f"{ptr:#x} lies in the {size}-byte block at {start:#x}, which was freed"
+        device = self.machine.device_of(ptr)
+        if device is not None and ptr in device.virtual:
+            found = device.virtual.find_range(ptr)
+            if isinstance(found, Reservation) and self.reservations.get(found.va) is found:
+                return f"{ptr:#x} lies in {found} but no physical memory is mapped there (aclrtMapMem)"
+            return device.virtual.explain(ptr)
         return f"{ptr:#x} is not in memory allocated by this context (aclrtMalloc or aclrtMallocHost)"
 
     def forget(self, ptr: int, size: int) -> None:

@@ -18,17 +18,20 @@ from proto.errors import (
     ACL_ERROR_RT_NO_STREAM_RESOURCE,
     AclError,
 )
-from server.npu.arena import Arena, Epoch, MemoryFault
+from server.npu.arena import Allocation, Arena, Epoch, MemoryFault
 from server.npu.hostmem import HostMemory
 from server.npu.ops import ViewCache
 from server.npu.ops.plans import PlanCache
 from server.npu.trace import Tracer
+from server.npu.vmem import Mapping, PhysicalMemory, VirtualSpace, Window
 
 if TYPE_CHECKING:
+    from server.npu.calls_ipcmem import IpcMemory
     from server.npu.event import Event
     from server.npu.notify import Notify
 
 DEFAULT_MEMORY = 8 << 30
+VIRTUAL_OFFSET = DEVICE_STRIDE // 2  # where a device's virtual zone starts in its address window
 # Kernels and copies touching more bytes than this run on the kernel thread pool; smaller ones run inline on the
 # event loop. Measured with bench/offload.py on the 2-core CI machine: a pool hop costs 40-150 µs, and np.add
 # reaches that duration at ~4-6 MB touched. Below it the hop would cost more than the kernel; above it the
@@ -63,16 +66,30 @@ class Device:
         max_models: int = 1024,
         epoch: Epoch | None = None,
     ) -> None:
-        if not 0 < memory_bytes <= DEVICE_STRIDE:
-            raise ValueError(f"device memory must be between 1 byte and {DEVICE_STRIDE} bytes")
+        if not 0 < memory_bytes <= VIRTUAL_OFFSET:
+            raise ValueError(f"device memory must be between 1 byte and {VIRTUAL_OFFSET} bytes")
         self.index = index
-        self.arena = Arena(DEVICE_BASE + index * DEVICE_STRIDE, memory_bytes, epoch)
+        base = DEVICE_BASE + index * DEVICE_STRIDE
+        self.arena = Arena(base, memory_bytes, epoch)
+        # the upper half of the device's address window: reservations and host-memory windows (server.npu.vmem)
+        self.virtual = VirtualSpace(base + VIRTUAL_OFFSET, DEVICE_STRIDE - VIRTUAL_OFFSET, self.arena.epoch)
         self.streams = Limit("stream", max_streams, ACL_ERROR_RT_NO_STREAM_RESOURCE)
         self.events = Limit("event", max_events, ACL_ERROR_RT_NO_EVENT_RESOURCE)
         self.models = Limit("model", max_models, ACL_ERROR_RT_NO_MODEL_RESOURCE)
         self.stream_ids = count()  # aclrtStreamGetId
         self.notify_ids = count()  # aclrtGetNotifyId
         self.started = time.perf_counter()  # the device clock's zero (aclrtEventGetTimestamp)
+
+    def __contains__(self, ptr: int) -> bool:
+        return ptr in self.arena or ptr in self.virtual
+
+    def find(self, ptr: int) -> Allocation | Mapping | Window | None:
+        """The live object of this device's memory that `ptr` falls in."""
+        return self.arena.find(ptr) if ptr in self.arena else self.virtual.find(ptr)
+
+    def region(self, ptr: int, nbytes: int) -> np.ndarray:
+        """A uint8 view of [ptr, ptr + nbytes) of this device's memory; MemoryFault unless all of it is live."""
+        return self.arena.region(ptr, nbytes) if ptr in self.arena else self.virtual.region(ptr, nbytes)
 
 
 class Machine:
@@ -105,13 +122,15 @@ class Machine:
         self._handles = count(0x1000)
         self.ipc_events: dict[bytes, Event] = {}  # aclrtIpcGetEventHandle's handles, for any context to open
         self.ipc_notifies: dict[str, Notify] = {}  # aclrtNotifyGetExportKey's keys, for any context to import
+        self.ipc_memory: dict[str, IpcMemory] = {}  # aclrtIpcMemGetExportKey's keys
+        self.shareable: dict[int, PhysicalMemory] = {}  # aclrtMemExportToShareableHandle's handles
 
     def new_handle(self) -> int:
         return next(self._handles)
 
     def device_of(self, ptr: int) -> Device | None:
         index = (ptr - DEVICE_BASE) // DEVICE_STRIDE
-        if ptr >= DEVICE_BASE and index < len(self.devices) and ptr in self.devices[index].arena:
+        if ptr >= DEVICE_BASE and index < len(self.devices) and ptr in self.devices[index]:
             return self.devices[index]
         return None
 
@@ -119,7 +138,7 @@ class Machine:
         """The live allocation (device or pinned host) that `ptr` falls in; a new object for every malloc."""
         device = self.device_of(ptr)
         if device is not None:
-            return device.arena.find(ptr)
+            return device.find(ptr)
         return self.host.find(ptr) if ptr in self.host else None
 
     def device_region(self, ptr: int, nbytes: int) -> np.ndarray:
@@ -129,7 +148,7 @@ class Machine:
         try:
             if device is None:
                 raise MemoryFault(f"{ptr:#x} is not device memory (aclrtMalloc)")
-            return device.arena.region(ptr, nbytes)
+            return device.region(ptr, nbytes)
         except MemoryFault as fault:
             raise AclError(ACL_ERROR_RT_DEVICE_MEM_ERROR, f"invalid memory access: {fault}") from None
 
@@ -137,7 +156,7 @@ class Machine:
         """A uint8 view of [ptr, ptr + nbytes) of device or pinned host memory; MemoryFault if not all live."""
         device = self.device_of(ptr)
         if device is not None:
-            return device.arena.region(ptr, nbytes)
+            return device.region(ptr, nbytes)
         if ptr in self.host:
             return self.host.region(ptr, nbytes)
         raise MemoryFault(f"{ptr:#x} is neither device memory (aclrtMalloc) nor pinned host memory (aclrtMallocHost)")

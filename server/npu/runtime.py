@@ -14,7 +14,9 @@ from server.npu.calls_callback import CallbackCalls
 from server.npu.calls_context import ContextCalls
 from server.npu.calls_devinfo import DeviceInfoCalls
 from server.npu.calls_event import EventCalls
+from server.npu.calls_hostreg import HostRegistrationCalls
 from server.npu.calls_ipc import IpcCalls
+from server.npu.calls_ipcmem import IpcMemoryCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_notify import NotifyCalls
@@ -22,6 +24,7 @@ from server.npu.calls_peer import PeerCalls
 from server.npu.calls_reduce import ReduceCalls
 from server.npu.calls_stream import StreamCalls
 from server.npu.calls_value import ValueCalls
+from server.npu.calls_vmm import VirtualMemoryCalls
 
 
 class Runtime(
@@ -29,6 +32,9 @@ class Runtime(
     DeviceInfoCalls,
     PeerCalls,
     MemoryCalls,
+    VirtualMemoryCalls,
+    IpcMemoryCalls,
+    HostRegistrationCalls,
     ValueCalls,
     ReduceCalls,
     StreamCalls,

@@ -12,6 +12,8 @@ import pytest
 
 from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
 from proto.errors import (
+    ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+    ACL_ERROR_HOST_MEMORY_NOT_REGISTERED,
     ACL_ERROR_INVALID_FILE,
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_PARSE_FILE,
@@ -321,4 +323,32 @@ def test_an_ipc_event_between_two_programs(toolkit: Path, daemon: Daemon, tmp_pa
     assert codes_a.pop("handle-null") == ACL_ERROR_INVALID_PARAM
     assert codes_b.pop("open-null") == ACL_ERROR_INVALID_PARAM
     assert codes_a.pop("notify-pid-null") == ACL_ERROR_INVALID_PARAM
+    assert {n: c for n, c in codes_a.items() if c} == {} and {n: c for n, c in codes_b.items() if c} == {}
+
+
+def test_memory_shared_between_two_programs(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """The memory/7 and memory/10 samples' flow (physical memory by shareable handle, IPC memory by key, each
+    with the importer's pid on the whitelist), and host_register/0's zero copy and managed_memory/0 in C."""
+    binary = compile_program(toolkit, PROGRAMS / "memory_sharing.cpp", tmp_path)
+    base = str(tmp_path / "share")
+    runs: dict[str, Any] = {}
+    exporter = threading.Thread(target=lambda: runs.update(a=run_program(toolkit, binary, daemon, "export", base)))
+    exporter.start()
+    runs["b"] = run_program(toolkit, binary, daemon, "import", base)
+    exporter.join(60)
+    for side in ("a", "b"):
+        assert runs[side].returncode == 0, runs[side].stdout + runs[side].stderr
+    a, b = (dict(line.split(" ", 1) for line in runs[s].stdout.splitlines()) for s in ("a", "b"))
+    codes_a = {name: int(value.split()[0]) for name, value in a.items()}
+    codes_b = {name: int(value.split()[0]) for name, value in b.items()}
+    assert codes_a.pop("physical-bad-flags") == ACL_ERROR_INVALID_PARAM
+    assert codes_a.pop("ipc-key-null") == ACL_ERROR_INVALID_PARAM
+    assert codes_a.pop("zc-register-bad-flag") == ACL_ERROR_RT_PARAM_INVALID
+    assert codes_a.pop("zc-register-again") == ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+    assert codes_a.pop("zc-unregister-again") == ACL_ERROR_HOST_MEMORY_NOT_REGISTERED
+    assert codes_a.pop("managed-bad-flag") == ACL_ERROR_INVALID_PARAM
+    assert codes_a.pop("release-mapped") == ACL_ERROR_RT_PARAM_INVALID and "aclrtUnmapMem" in a["release-mapped"]
+    for check in ("seam", "peer-wrote-physical", "peer-wrote-ipc", "zero-copy", "managed-device-read"):
+        assert f"check-{check}" in codes_a
+    assert {"check-physical", "check-ipc"} <= set(codes_b)
     assert {n: c for n, c in codes_a.items() if c} == {} and {n: c for n, c in codes_b.items() if c} == {}

@@ -39,7 +39,8 @@ def test_all_matches_the_call_table_both_ways() -> None:
     assert exported >= DEVICE_CALLS  # every device call, under its C name
     host = {name for name in nn.__all__ if name.startswith("acl")}
     assert host <= exported  # aclCreateTensor, phase 1, executor calls
-    functions = {name for name in exported if name.startswith("acl") and callable(getattr(acl, name))}
+    assert set(acl.TYPES) <= exported and all(isinstance(t, type) for t in acl.TYPES.values())  # C structs
+    functions = {n for n in exported if n.startswith("acl") and callable(getattr(acl, n)) and n not in acl.TYPES}
     local = set(proto.host.FUNCTIONS) | {"aclrtGetLastError", "aclrtPeekAtLastError"}  # no device: spec-breadth 16
     local |= {"aclrtProcessReport", "aclrtRegStreamStateCallback"} | set(client.exceptions.FUNCTIONS)
     assert not local & DEVICE_CALLS

@@ -168,6 +168,50 @@ async def exercise(c: Caller) -> None:
     ident = due["callbackId"]
     await c("vnpuCallbackDone", callbackId=ident)
     await c("aclrtSynchronizeStream", stream=s2)
+    # virtual memory: two granules, each backed by a block, written and read across the boundary
+    loc = {"id": 0, "type": 1}
+    prop = {"handleType": 0, "allocationType": 0, "memAttr": 4, "location": loc, "reserve": 0}
+    gran = (await c("aclrtMemGetAllocationGranularity", prop=prop, option=0))["granularity"]
+    va = (await c("aclrtReserveMemAddress", size=2 * gran, alignment=0, expectPtr=None, flags=0))["virPtr"]
+    blocks = [(await c("aclrtMallocPhysical", size=gran, prop=prop, flags=0))["handle"] for _ in range(2)]
+    for i, block in enumerate(blocks):
+        await c("aclrtMapMem", virPtr=va + i * gran, size=gran, offset=0, handle=block, flags=0)
+    await c("aclrtMemSetAccess", virPtr=va, size=2 * gran, desc=[{"flags": 3, "location": loc}])
+    seam = RNG.standard_normal(8).astype(np.float32)
+    await c("aclrtMemcpy", dst=va + gran - 16, destMax=32, src=seam.tobytes(), count=32, kind=1)
+    assert (await r.get(va + gran - 16, (8,))).tolist() == seam.tolist()
+    shared = (await c("aclrtMemExportToShareableHandle", handle=blocks[0], handleType=0, flags=0))["shareableHandle"]
+    await c("aclrtMemSetPidToShareableHandle", shareableHandle=shared, pid=[7])
+    blob = (await c("aclrtMemExportToShareableHandleV2", handle=blocks[1], flags=1, shareType=1))["shareableHandle"]
+    for api, args in (
+        ("aclrtMemImportFromShareableHandle", {"shareableHandle": shared, "deviceId": 0}),
+        ("aclrtMemImportFromShareableHandleV2", {"shareableHandle": blob, "shareType": 1, "flags": 0}),
+    ):
+        with pytest.raises(AclError) as caught:  # a process does not import its own export
+            await c(api, **args)
+        assert caught.value.code == ACL_ERROR_RT_PARAM_INVALID and "already held" in caught.value.message
+    for i, block in enumerate(blocks):
+        await c("aclrtUnmapMem", virPtr=va + i * gran)
+        await c("aclrtFreePhysical", handle=block)
+    await c("aclrtReleaseMemAddress", virPtr=va)
+    # IPC memory (imported here too: a process may import its own key), host registration, managed memory
+    key = (await c("aclrtIpcMemGetExportKey", devPtr=word, size=8, len=65, flags=0))["key"]
+    await c("aclrtIpcMemSetImportPid", key=key, pid=[7])
+    alias = (await c("aclrtIpcMemImportByKey", key=key, flags=0))["devPtr"]
+    await c("aclrtMemcpy", dst=alias, destMax=8, src=b"\x11" * 8, count=8, kind=1)
+    assert (await c("aclrtMemcpy", dst=None, destMax=8, src=word, count=8, kind=2))["data"] == b"\x11" * 8
+    await c("aclrtIpcMemClose", key=key)
+    host = (await c("aclrtMallocHost", size=64))["hostPtr"]
+    await c("aclrtHostRegisterV2", ptr=host, size=64, flag=2)
+    mapped = (await c("aclrtHostGetDevicePointer", pHost=host, flag=0))["pDevice"]
+    await c("aclrtMemcpy", dst=mapped, destMax=8, src=b"\x22" * 8, count=8, kind=1)
+    assert (await c("vnpuHostRead", hostPtr=host, count=8))["data"] == b"\x22" * 8
+    await c("aclrtHostUnregister", ptr=host)
+    await c("aclrtFreeHost", hostPtr=host)
+    managed = (await c("aclrtMemAllocManaged", size=64, flag=1))["ptr"]
+    await c("vnpuHostWrite", hostPtr=managed, data=b"\x33" * 8)
+    assert (await c("aclrtMemcpy", dst=None, destMax=8, src=managed, count=8, kind=2))["data"] == b"\x33" * 8
+    await c("aclrtFree", devPtr=managed)
     assert (await c("aclrtDeviceCanAccessPeer", deviceId=0, peerDeviceId=1))["canAccessPeer"] == 1
     await c("aclrtDeviceEnablePeerAccess", peerDeviceId=1, flags=0)
     await c("aclrtDeviceDisablePeerAccess", peerDeviceId=1)
