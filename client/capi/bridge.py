@@ -84,9 +84,19 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
 
 
 _A2_HAS_NO = "{} is not supported on Ascend910B/C (the SoC vnpu presents), as the runtime says: use aclrtLaunchHostFunc"
-UNSUPPORTED = {  # functions the SoC itself lacks (spec-breadth 4.3): the reason replaces "not implemented yet"
-    name: _A2_HAS_NO.format(name)
-    for name in ("aclrtSubscribeHostFunc", "aclrtProcessHostFunc", "aclrtUnSubscribeHostFunc")
+_NO_KERNEL_DETAIL = (
+    "{} has nothing to give in vnpu: its kernels are numpy functions, with no device argument block and no "
+    "function handle (custom kernels loaded with aclrtBinaryLoadFromFile are not there yet)"
+)
+UNSUPPORTED = {  # the reason replaces "not implemented yet": what the SoC lacks (spec-breadth 4.3), or vnpu's kernels
+    **{
+        name: _A2_HAS_NO.format(name)
+        for name in ("aclrtSubscribeHostFunc", "aclrtProcessHostFunc", "aclrtUnSubscribeHostFunc")
+    },
+    **{
+        name: _NO_KERNEL_DETAIL.format(name)
+        for name in ("aclrtGetArgsFromExceptionInfo", "aclrtGetFuncHandleFromExceptionInfo")
+    },
 }
 
 

@@ -294,6 +294,8 @@ def test_callbacks_and_host_functions_from_c(toolkit: Path, daemon: Daemon, tmp_
     mem_error = ACL_ERROR_RT_DEVICE_MEM_ERROR
     assert (codes.pop("exception"), codes.pop("exception-code")) == (1, mem_error)
     assert codes.pop("exception-null") == 2**32 - 1  # a NULL info
+    assert lines["exception-kernel-detail"] == f"{ACL_ERROR_RT_FEATURE_NOT_SUPPORT} {ACL_ERROR_RT_FEATURE_NOT_SUPPORT}"
+    codes.pop("exception-kernel-detail")
     assert codes.pop("register-null") == ACL_ERROR_RT_PARAM_INVALID
     for name in ("sync-failed", "peek-after-failure", "get-after-failure"):
         assert codes.pop(name) == mem_error, name

@@ -64,6 +64,12 @@ KEY_LINES: dict[str, list[str]] = {
         "[INFO] child: released by the parent's record: True",
         "[INFO] parent: the child exited with 0",
     ],
+    "virtual_memory.py": [
+        "[INFO] parent: granule 2097152 bytes; the pool mapped 4 blocks for 3 tensors",
+        "[INFO] parent: x + 2 * y across the seams matches float64: True",
+        "[INFO] parent: put the child's pid on the whitelist",
+        "[INFO] parent: the child mapped the first block and read x: True",
+    ],
     "update_from_another_process.py": [
         line
         for i, (value, result) in enumerate([("1.1", "2.2"), ("5.5", "6.6"), ("1.1", "2.2"), ("5.5", "6.6")])

@@ -68,6 +68,7 @@ static void SumPinned(void *args)
 struct ExceptionSeen {
     std::atomic<int> calls{0};
     uint32_t taskId = 0, streamId = 0, threadId = 0, deviceId = 0, errorCode = 0;
+    aclError argsCode = 0, funcCode = 0;
 };
 
 static ExceptionSeen exception;
@@ -80,6 +81,11 @@ static void OnException(aclrtExceptionInfo *info)
     exception.threadId = aclrtGetThreadIdFromExceptionInfo(info);
     exception.deviceId = aclrtGetDeviceIdFromExceptionInfo(info);
     exception.errorCode = aclrtGetErrorCodeFromExceptionInfo(info);
+    void *args = nullptr;
+    uint32_t argsLen = 0;
+    aclrtFuncHandle func = nullptr;
+    exception.argsCode = aclrtGetArgsFromExceptionInfo(info, &args, &argsLen);  // vnpu's kernels have none
+    exception.funcCode = aclrtGetFuncHandleFromExceptionInfo(info, &func);
 }
 
 static std::atomic<int> created{0}, destroyed{0}, wrongArgs{0};
@@ -169,6 +175,7 @@ int main()
                 exception.threadId == static_cast<uint32_t>(pthread_self()));
     std::printf("exception-code %u\n", exception.errorCode);
     std::printf("exception-null %u\n", aclrtGetTaskIdFromExceptionInfo(nullptr));
+    std::printf("exception-kernel-detail %d %d\n", exception.argsCode, exception.funcCode);
     Report("peek-after-failure", aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL));
     Report("get-after-failure", aclrtGetLastError(ACL_RT_THREAD_LEVEL));
     Report("unregister-exception-callback", aclrtExceptionInfoCallbackUnregister(OnException));
