@@ -191,6 +191,35 @@ def test_launch_blocking_reports_at_the_call(daemon: str) -> None:
         session.close()
 
 
+def test_over_http_an_asynchronous_call_reports_its_own_error(daemon: str) -> None:
+    """Every HTTP call waits for its reply, so a launch's error is raised by the launch (it used to be dropped)."""
+
+    async def main() -> AclError:
+        session = await aio.AsyncSession.connect(Config(endpoint=daemon, transport="http"))
+        try:
+            await session.call("aclInit", None)
+            await session.call("aclrtSetDevice", 0)
+            a = await session.call("aclrtMalloc", 64, 0)
+            with pytest.raises(AclError) as info:
+                await session.call("aclrtMemcpyAsync", a, 128, a + 32, 128, acl.ACL_MEMCPY_DEVICE_TO_DEVICE, 0)
+            return info.value
+        finally:
+            await session.close()
+
+    session = Session(Config(endpoint=daemon, transport="http"))
+    try:
+        session.call("aclInit", None)
+        session.call("aclrtSetDevice", 0)
+        a = session.call("aclrtMalloc", 64, 0)
+        with pytest.raises(AclError) as info:
+            session.call("aclrtMemcpyAsync", a, 128, a + 32, 128, acl.ACL_MEMCPY_DEVICE_TO_DEVICE, 0)
+        session.call("aclrtSynchronizeStream", 0)  # nothing left over
+    finally:
+        session.close()
+    for error in (info.value, asyncio.run(main())):
+        assert error.code == ACL_ERROR_RT_PARAM_INVALID and error.api == "aclrtMemcpyAsync", error
+
+
 def test_threads_share_the_session_and_capture_modes_hold(initialized: None) -> None:
     s = acl.aclrtCreateStream()
     dev = acl.aclrtMalloc(64, 0)
