@@ -19,6 +19,7 @@ from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_notify import NotifyCalls
 from server.npu.calls_peer import PeerCalls
+from server.npu.calls_random import RandomCalls
 from server.npu.calls_reduce import ReduceCalls
 from server.npu.calls_stream import StreamCalls
 from server.npu.calls_value import ValueCalls
@@ -31,6 +32,7 @@ class Runtime(
     MemoryCalls,
     ValueCalls,
     ReduceCalls,
+    RandomCalls,
     StreamCalls,
     EventCalls,
     IpcCalls,
