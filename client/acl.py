@@ -29,6 +29,10 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
   same thread that waits for a reply, naming the failing call (`aclrtMemcpyAsync #1234 failed: ...`).
   VNPU_LAUNCH_BLOCKING=1 makes every call wait (exact C behaviour, for debugging). VNPU_TRANSPORT=http uses
   plain HTTP requests instead of the WebSocket (every call waits).
+- A C struct argument is a mutable object of the same name and fields (`aclrtRandomNumTaskInfo`, its
+  `aclrtRandomParaInfo`s and the union's views, from `proto.randomnum`), and the call does to it what the runtime
+  does to the C struct: aclrtRandomNumAsync writes the runtime's data type enum over `dataType`, so refill it
+  before launching the struct again, as in C. A dict of the wire form is taken too (and left as it is).
 - `aclmdlRIDebugPrint` returns the text it would log; `aclmdlRIDebugJsonPrint(model, path, flags)` writes the
   file at `path` on this machine (when given) and returns the JSON text.
 - `aclInit(config_path)` reads `{"vnpu": {"endpoint": ..., "token": ...}}` from the JSON file when given, else the
@@ -52,6 +56,7 @@ from typing import Any
 import proto.aclnn as _aclnn
 import proto.errors as _errors
 import proto.host as _host
+import proto.randomnum as _randomnum
 from client import callbacks as _callbacks
 from client import exceptions as _exceptions
 from client import lasterror as _lasterror
@@ -167,10 +172,12 @@ HOST_FUNCTIONS |= (
     }
 )
 globals().update(HOST_FUNCTIONS)
+STRUCTS = dict(_randomnum.STRUCTS)  # C structs a call takes, filled as C fills them (aclrtRandomNumTaskInfo)
+globals().update(STRUCTS)
 CONSTANTS = flat_constants() | {n: v for n, v in vars(_errors).items() if n.startswith(("ACL_", "ACLNN_"))}
 globals().update(CONSTANTS)
 
 __all__ = sorted(
-    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *CONSTANTS, *_SPECIAL, "aclGetRecentErrMsg"}
+    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *_SPECIAL, "aclGetRecentErrMsg"}
     | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
 )

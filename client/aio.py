@@ -28,7 +28,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from client import lasterror
-from client.acl import CONSTANTS, HOST_FUNCTIONS
+from client.acl import CONSTANTS, HOST_FUNCTIONS, STRUCTS
 from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
@@ -255,8 +255,9 @@ _COROUTINES = {
 globals().update(_COROUTINES)
 globals().update(HOST_FUNCTIONS)
 globals().update(CONSTANTS)
+globals().update(STRUCTS)
 
 __all__ = sorted(
-    {*_COROUTINES, *HOST_FUNCTIONS, *CONSTANTS, *_SPECIAL}
+    {*_COROUTINES, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *_SPECIAL}
     | {"AclError", "AsyncSession", "HostBuffer", "TransportError", "current", "use", "host_read", "host_write"}
 )

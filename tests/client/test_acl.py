@@ -16,6 +16,7 @@ import client.acl as acl
 import client.exceptions
 import proto.aclnn as nn
 import proto.host
+import proto.randomnum
 from client import aio
 from client.config import Config
 from client.core import prepare
@@ -40,6 +41,9 @@ def test_all_matches_the_call_table_both_ways() -> None:
     host = {name for name in nn.__all__ if name.startswith("acl")}
     assert host <= exported  # aclCreateTensor, phase 1, executor calls
     functions = {name for name in exported if name.startswith("acl") and callable(getattr(acl, name))}
+    structs = {name for name in functions - host if isinstance(getattr(acl, name), type)}
+    assert structs == set(proto.randomnum.STRUCTS)  # the C struct types a call takes, under their C names
+    functions -= structs
     local = set(proto.host.FUNCTIONS) | {"aclrtGetLastError", "aclrtPeekAtLastError"}  # no device: spec-breadth 16
     local |= {"aclrtProcessReport", "aclrtRegStreamStateCallback"} | set(client.exceptions.FUNCTIONS)
     assert not local & DEVICE_CALLS
