@@ -18,9 +18,6 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
 - Errors raise `AclError` with the exact C code (`.code`, `.name`, `.api`, the message) instead of returning it;
   `aclGetRecentErrMsg()` returns the calling thread's last error message and clears it (None if there is none).
   The daemon being unreachable is a `TransportError`, a fault of vnpu itself a `ServerError` -- never AclError.
-- A C struct argument is its `proto.calltable` model under the C type's name (`aclrtPhysicalMemProp(memAttr=...,
-  location=aclrtMemLocation(id=0, type=ACL_MEM_LOCATION_TYPE_DEVICE))`, fields zero unless set, as `= {}` in C)
-  or the same fields as a dict; an array of structs is a list of them.
 - Device pointers and handles are ints; 0 or None is NULL (for a stream: the default stream). Pointer
   arithmetic works: `dev + 64`.
 - Host memory is a `HostBuffer` (from aclrtMallocHost: pinned memory of the daemon, zero-copy on the same machine)
@@ -32,6 +29,13 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
   same thread that waits for a reply, naming the failing call (`aclrtMemcpyAsync #1234 failed: ...`).
   VNPU_LAUNCH_BLOCKING=1 makes every call wait (exact C behaviour, for debugging). VNPU_TRANSPORT=http uses
   plain HTTP requests instead of the WebSocket (every call waits).
+- A C struct argument is an object of the C type's name and fields, or a dict of the same fields; an array of
+  structs is a list. Input-only structs are their `proto.calltable` models (`aclrtPhysicalMemProp(memAttr=...,
+  location=aclrtMemLocation(id=0, type=ACL_MEM_LOCATION_TYPE_DEVICE))`, fields zero unless set, as `= {}` in C).
+  A struct the runtime writes into is a mutable object (`aclrtRandomNumTaskInfo`, its `aclrtRandomParaInfo`s and
+  the union's views, from `proto.randomnum`), and the call does to it what the runtime does to the C struct:
+  aclrtRandomNumAsync writes the runtime's data type enum over `dataType`, so refill it before launching the
+  struct again, as in C (a dict is left as it is).
 - `aclmdlRIDebugPrint` returns the text it would log; `aclmdlRIDebugJsonPrint(model, path, flags)` writes the
   file at `path` on this machine (when given) and returns the JSON text.
 - `aclInit(config_path)` reads `{"vnpu": {"endpoint": ..., "token": ...}}` from the JSON file when given, else the
@@ -55,6 +59,7 @@ from typing import Any
 import proto.aclnn as _aclnn
 import proto.errors as _errors
 import proto.host as _host
+import proto.randomnum as _randomnum
 from client import callbacks as _callbacks
 from client import exceptions as _exceptions
 from client import lasterror as _lasterror
@@ -65,7 +70,8 @@ from client.errors import TransportError as TransportError
 from client.hostbuf import HostBuffer as HostBuffer
 from client.routing import Router, parse_devices
 from client.session import Session as Session
-from proto.calltable import CALLS, STRUCTS
+from proto.calltable import CALLS
+from proto.calltable import STRUCTS as WIRE_STRUCTS
 from proto.constants import flat_constants
 from proto.errors import AclError as AclError
 
@@ -170,12 +176,13 @@ HOST_FUNCTIONS |= (
     }
 )
 globals().update(HOST_FUNCTIONS)
+# C structs a call takes: filled as C fills them (aclrtRandomNumTaskInfo), or the wire models (aclrtPhysicalMemProp)
+STRUCTS: dict[str, type] = dict(_randomnum.STRUCTS) | {struct.__name__: struct for struct in WIRE_STRUCTS}
+globals().update(STRUCTS)
 CONSTANTS = flat_constants() | {n: v for n, v in vars(_errors).items() if n.startswith(("ACL_", "ACLNN_"))}
 globals().update(CONSTANTS)
-TYPES = {struct.__name__: struct for struct in STRUCTS}  # the C structs some calls take: aclrtPhysicalMemProp, ...
-globals().update(TYPES)
 
 __all__ = sorted(
-    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *CONSTANTS, *TYPES, *_SPECIAL, "aclGetRecentErrMsg"}
+    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *_SPECIAL, "aclGetRecentErrMsg"}
     | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
 )

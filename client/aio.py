@@ -28,7 +28,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from client import lasterror
-from client.acl import CONSTANTS, HOST_FUNCTIONS, TYPES
+from client.acl import CONSTANTS, HOST_FUNCTIONS, STRUCTS
 from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
@@ -107,7 +107,7 @@ class AsyncSession:
     async def call(self, api: str, *values: Any) -> Any:
         out = prepare(api, values, self.config.launch_blocking)
         reply = await self._exchange(out)
-        result = self.protocol.settle(reply, out.finish) if out.wait else None
+        result = self.protocol.settle(reply, out.finish) if out.wait or reply is not None else None  # HTTP: all
         if api in ("aclrtMallocHost", "aclrtMemAllocManaged"):
             return await self._host_buffer(result, values[0])
         if api in ("aclrtFreeHost", "aclrtFree") and isinstance(values[0], HostBuffer):
@@ -255,9 +255,9 @@ _COROUTINES = {
 globals().update(_COROUTINES)
 globals().update(HOST_FUNCTIONS)
 globals().update(CONSTANTS)
-globals().update(TYPES)
+globals().update(STRUCTS)
 
 __all__ = sorted(
-    {*_COROUTINES, *HOST_FUNCTIONS, *CONSTANTS, *TYPES, *_SPECIAL}
+    {*_COROUTINES, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *_SPECIAL}
     | {"AclError", "AsyncSession", "HostBuffer", "TransportError", "current", "use", "host_read", "host_write"}
 )

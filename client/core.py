@@ -2,8 +2,9 @@
 sessions: how a Python call becomes a wire request, and how a reply becomes a return value or an exception.
 
 - `prepare` checks the argument count, turns host objects into wire values (a HostBuffer into its pointer, an
-  aclOpExecutor into its kernel description -- consuming it as phase 2 does --, a pageable source buffer into
-  bytes, a pageable destination into `null`) and decides whether the call may be pipelined. A kernel description
+  aclOpExecutor into its kernel description -- consuming it as phase 2 does --, an aclrtRandomNumTaskInfo into
+  its fields -- overwriting its dataType as the ACL layer does (`proto.randomnum`) --, a pageable source buffer
+  into bytes, a pageable destination into `null`) and decides whether the call may be pipelined. A kernel description
   travels as its JSON wire form over HTTP (`Outgoing.json_body`) and msgpack-encoded over the WebSocket
   (`Protocol.envelope`), encoded once per description object: the daemon decodes and checks those bytes once.
 - `Outgoing.finish` shapes the result: nothing, one value, or a tuple in C order; copied bytes land in the
@@ -28,6 +29,7 @@ from client.errors import ServerError
 from proto.aclnn import KernelDesc, aclOpExecutor, consume
 from proto.calltable import CALLS, Call, WireModel
 from proto.errors import ACL_ERROR_INTERNAL_ERROR, AclError
+from proto.randomnum import acl_layer, aclrtRandomNumTaskInfo
 
 
 @dataclass
@@ -77,6 +79,8 @@ def prepare(api: str, values: tuple[Any, ...], launch_blocking: bool) -> Outgoin
             value = [v.model_dump() for v in value]
         if name == "executor" and isinstance(value, aclOpExecutor):
             value = consume(value, api)
+        elif isinstance(value, aclrtRandomNumTaskInfo):
+            value = acl_layer(value)  # its wire form; the struct's dataType becomes the runtime's, as in C
         elif name == "dst" and not isinstance(value, int | None):
             pageable_dst = _bytes_view(value, "dst", writable=True)
             value = None

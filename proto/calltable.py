@@ -13,6 +13,8 @@ Wire conventions (JSON and msgpack alike):
 - a phase-2 launch (`aclnnAdd`, ...) carries the executor as the kernel description of `proto.aclnn.KernelDesc`,
   or (what the client sends over the WebSocket) that description msgpack-encoded as bytes, which the daemon
   decodes and checks once however often they come;
+- a C struct argument (aclrtRandomNumAsync's `taskInfo`) is an object of its C fields, nested as in C, with
+  integers and lists of integers (byte arrays) as leaves; the daemon's device sees it as plain dicts and lists;
 - `vnpu*` calls are vnpu's own (host-buffer access for remote clients), not ACL functions.
 """
 
@@ -31,6 +33,7 @@ U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
 I64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
 I32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+U8 = Annotated[int, Field(ge=0, le=255)]
 Handle = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a handle; 0 or null is NULL")]
 Stream = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a stream; 0 or null is the default stream")]
 Ptr = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a device or pinned host pointer; 0/null is NULL")]
@@ -87,6 +90,35 @@ class aclrtMemAccessDesc(WireModel):  # noqa: N801
 
 
 STRUCTS = (aclrtMemLocation, aclrtPhysicalMemProp, aclrtMemAccessDesc)  # exported flat by client.acl
+
+
+class RandomParaInfo(WireModel):
+    """aclrtRandomParaInfo: a value (isAddr 0: the first `size` bytes of valueOrAddr) or a device address
+    (isAddr 1) that the task reads when it runs."""
+
+    isAddr: U8  # noqa: N815
+    valueOrAddr: Annotated[list[U8], Field(min_length=8, max_length=8)]  # noqa: N815
+    size: U8
+
+
+class RandomNumFuncParaInfo(WireModel):
+    """aclrtRandomNumFuncParaInfo; `paramInfo` is C's union as its two slots: dropoutRation, min or mean first,
+    then max or stddev."""
+
+    funcType: I32  # noqa: N815
+    paramInfo: Annotated[list[RandomParaInfo], Field(min_length=2, max_length=2)]  # noqa: N815
+
+
+class RandomNumTaskInfo(WireModel):
+    """aclrtRandomNumTaskInfo (`proto.randomnum`), its reserved bytes left out."""
+
+    dataType: I32  # noqa: N815
+    randomNumFuncParaInfo: RandomNumFuncParaInfo  # noqa: N815
+    randomParaAddr: Ptr  # noqa: N815
+    randomResultAddr: Ptr  # noqa: N815
+    randomCounterAddr: Ptr  # noqa: N815
+    randomSeed: RandomParaInfo  # noqa: N815
+    randomNum: RandomParaInfo  # noqa: N815
 
 
 @dataclass(frozen=True)
@@ -296,6 +328,15 @@ _CALLS: tuple[Call, ...] = (
         ("reserve", Handle),
         asynchronous=True,
         doc="dst[i] = dst[i] op src[i] over count bytes of device memory (SUM, MAX, MIN).",
+    ),
+    call(
+        "aclrtRandomNumAsync",
+        ("taskInfo", RandomNumTaskInfo | None),
+        ("stream", Stream),
+        ("reserve", Handle),
+        asynchronous=True,
+        doc="randomNum random values of dataType (or a dropout bit mask) into device memory, from the seed and the "
+        "16-byte device counter, which the task advances.",
     ),
     call("aclrtValueWrite", ("devAddr", Ptr), ("value", U64), ("flag", U32), ("stream", Stream), asynchronous=True),
     call("aclrtValueWait", ("devAddr", Ptr), ("value", U64), ("flag", U32), ("stream", Stream), asynchronous=True),

@@ -1,6 +1,7 @@
 """The one path every call takes, whatever its transport: look the C name up in the call table, validate the
 arguments against its request model, call the session's `Runtime` method of that name with the arguments in C
-order as the calling client thread, and shape the return value as the result model.
+order as the calling client thread, and shape the return value as the result model. A C struct argument
+reaches the device as the plain dicts and lists of its fields.
 
 Two wire adaptations, both driven by the table's types: a phase-2 `executor` arrives as a kernel description
 (or its msgpack bytes) and becomes a `KernelDesc` (`server.api.kernels`); a `dst` of `null` means pageable host
@@ -15,7 +16,7 @@ from collections.abc import Hashable, Mapping
 from enum import IntEnum
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from proto.calltable import CALLS, Call
 from proto.envelope import shown
@@ -58,7 +59,17 @@ def validate(call: Call, args: Mapping[str, Any] | bytes) -> list[Any]:
             request = call.request.model_validate(args)
     except ValidationError as error:
         raise MalformedCall(_explain(error), call.name) from None
-    return [getattr(request, name) for name in call.arg_names]
+    values = [getattr(request, name) for name in call.arg_names]
+    return [_plain(v) for v in values]
+
+
+def _plain(value: Any) -> Any:
+    """A C struct (or an array of them) as plain dicts and lists, as the device takes it."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+        return [v.model_dump() for v in value]
+    return value
 
 
 async def invoke(session: Session, call: Call, values: list[Any], thread: Hashable, max_bytes: int) -> dict[str, Any]:

@@ -62,6 +62,26 @@ def thread_of(request: Request) -> Hashable:
     return (int(pid), int(tid)) if dash and pid.isdigit() and tid.isdigit() else named
 
 
+def inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """A request model's JSON schema with its nested models (a C struct argument) written in place: the body
+    schema stands inside the OpenAPI document, where pydantic's `#/$defs/...` references would name nothing."""
+    defs = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                rest = {k: resolve(v) for k, v in node.items() if k != "$ref"}
+                return {**resolve(defs[ref.removeprefix("#/$defs/")]), **rest}
+            return {k: resolve(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
+
+
 def _route(call: Call) -> Any:
     async def handle(request: Request) -> JSONResponse:
         result = await run(request, call, await body_of(request) or b"{}")
@@ -87,7 +107,7 @@ def install(app: FastAPI) -> None:
             openapi_extra={
                 "requestBody": {
                     "required": bool(call.arg_names),
-                    "content": {"application/json": {"schema": call.request.model_json_schema()}},
+                    "content": {"application/json": {"schema": inlined(call.request.model_json_schema())}},
                 }
             },
         )

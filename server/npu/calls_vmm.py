@@ -13,6 +13,7 @@ enforces no read-only access).
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from proto.calltable import aclrtMemAccessDesc, aclrtPhysicalMemProp
 from proto.constants import (
@@ -46,6 +47,7 @@ _SUPPORTED = _DDR | {A.ACL_HBM_MEM_HUGE, A.ACL_HBM_MEM_NORMAL, A.ACL_HBM_MEM_HUG
 }  # fmt: skip
 _ONE_GIB = {A.ACL_HBM_MEM_HUGE1G, A.ACL_MEM_HUGE1G, A.ACL_MEM_P2P_HUGE1G}
 V2_HANDLE_SIZE = 8  # ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT: the 64-bit shareable handle
+Struct = aclrtPhysicalMemProp | aclrtMemAccessDesc | dict[str, Any]  # a C struct: its model, or its fields (the wire)
 
 
 def _check_attr(prop: aclrtPhysicalMemProp) -> None:
@@ -67,9 +69,10 @@ def _granularity(prop: aclrtPhysicalMemProp) -> int:
 
 class VirtualMemoryCalls(Context):
     @acl_call
-    def aclrtMemGetAllocationGranularity(self, prop: aclrtPhysicalMemProp | None, option: int) -> int:
+    def aclrtMemGetAllocationGranularity(self, prop: Struct | None, option: int) -> int:
         require(prop is not None, "prop is NULL")
         assert prop is not None
+        prop = aclrtPhysicalMemProp.model_validate(prop)
         _check_attr(prop)
         require(option in set(aclrtMemGranularityOptions),
                 f"option {option} is not an aclrtMemGranularityOptions", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
@@ -114,9 +117,10 @@ class VirtualMemoryCalls(Context):
         self.machine.devices[self._device_index_of(reservation.va)].virtual.release(reservation)
 
     @acl_call
-    def aclrtMallocPhysical(self, size: int, prop: aclrtPhysicalMemProp | None, flags: int) -> int:
+    def aclrtMallocPhysical(self, size: int, prop: Struct | None, flags: int) -> int:
         require(prop is not None, "prop is NULL")
         assert prop is not None
+        prop = aclrtPhysicalMemProp.model_validate(prop)
         require(size > 0, f"size must be > 0, got {size}")
         require(flags == 0, f"flags is reserved and must be 0, got {flags}")
         require(prop.handleType == aclrtMemHandleType.ACL_MEM_HANDLE_TYPE_NONE,
@@ -198,7 +202,7 @@ class VirtualMemoryCalls(Context):
         self.machine.devices[self._device_index_of(vir_ptr)].virtual.unmap(mapping)
 
     @acl_call
-    def aclrtMemSetAccess(self, vir_ptr: int | None, size: int, desc: list[aclrtMemAccessDesc] | None) -> None:
+    def aclrtMemSetAccess(self, vir_ptr: int | None, size: int, desc: list[Struct] | None) -> None:
         """Checks the range and the descriptors; every mapped range is read-write for every device in vnpu."""
         require(bool(vir_ptr), "virPtr is NULL")
         require(desc is not None, "desc is NULL")
@@ -210,7 +214,7 @@ class VirtualMemoryCalls(Context):
             reservation.region(vir_ptr, size)
         except MemoryFault as fault:
             raise AclError(bad, f"the range to set access on is not mapped: {fault}") from None
-        for i, d in enumerate(desc):
+        for i, d in enumerate(aclrtMemAccessDesc.model_validate(one) for one in desc):
             require(
                 d.flags in set(aclrtMemAccessFlags), f"desc[{i}].flags {d.flags} is not an aclrtMemAccessFlags", bad
             )

@@ -21,6 +21,7 @@ from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_notify import NotifyCalls
 from server.npu.calls_peer import PeerCalls
+from server.npu.calls_random import RandomCalls
 from server.npu.calls_reduce import ReduceCalls
 from server.npu.calls_stream import StreamCalls
 from server.npu.calls_value import ValueCalls
@@ -37,6 +38,7 @@ class Runtime(
     HostRegistrationCalls,
     ValueCalls,
     ReduceCalls,
+    RandomCalls,
     StreamCalls,
     EventCalls,
     IpcCalls,

@@ -354,3 +354,31 @@ def test_memory_shared_between_two_programs(toolkit: Path, daemon: Daemon, tmp_p
         assert f"check-{check}" in codes_a
     assert {"check-physical", "check-ipc"} <= set(codes_b)
     assert {n: c for n, c in codes_a.items() if c} == {} and {n: c for n, c in codes_b.items() if c} == {}
+
+
+@pytest.mark.parametrize("blocking", ["0", "1"])
+def test_random_numbers_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path, blocking: str) -> None:
+    """The built_in_task random sample's flow: every function it launches, its values in range, the dataType
+    the ACL layer writes into the program's struct, the counter it advances (and, zeroed again, the same numbers),
+    and what a struct launched again without refilling dataType, a NULL task and a reserve get."""
+    binary = compile_program(toolkit, PROGRAMS / "random.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon, VNPU_LAUNCH_BLOCKING=blocking)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    checks = ("normal", "truncated", "uniform-fp16", "uniform-int32", "dropout")
+    assert {name: lines.pop(f"{name}-values") for name in checks} == dict.fromkeys(checks, "ok")
+    types = {name: int(lines.pop(f"{name}-type")) for name in (*checks, "repeat", "reuse", "reserve")}
+    # rtRandomNumDataType: FP32 6, BF16 4, FP16 5, INT32 0; a refused launch leaves the struct as it was
+    assert types == {"normal": 6, "truncated": 4, "uniform-fp16": 5, "uniform-int32": 0, "dropout": 6,
+                     "repeat": 6, "reuse": 6, "reserve": 6}  # fmt: skip
+    assert int(lines.pop("counter-after-normal")) == 64  # 128 values x 2 words / 4 words a block
+    assert (lines.pop("counter-advances"), lines.pop("repeat-same")) == ("1", "1")
+    codes = {name: int(value.split()[0]) for name, value in lines.items()}
+    # at the launch with VNPU_LAUNCH_BLOCKING=1 (as C), else at the next synchronize
+    failing = {"reuse": ACL_ERROR_INVALID_PARAM, "null": ACL_ERROR_INVALID_PARAM, "reserve": ACL_ERROR_RT_PARAM_INVALID}
+    for name, code in failing.items():
+        at = f"{name}-launch" if blocking == "1" else f"{name}-sync"
+        assert codes.pop(at) == code and "aclrtRandomNumAsync" in lines[at], (name, lines[at])
+        assert codes.pop(f"{name}-sync" if blocking == "1" else f"{name}-launch") == 0
+    assert "ACL_INT16" in lines["reuse-launch" if blocking == "1" else "reuse-sync"]
+    assert {name: code for name, code in codes.items() if code != 0} == {}

@@ -16,12 +16,14 @@ import client.acl as acl
 import client.exceptions
 import proto.aclnn as nn
 import proto.host
+import proto.randomnum
 from client import aio
 from client.config import Config
 from client.core import prepare
 from client.errors import TransportError
 from client.session import Session
 from proto.calltable import CALLS
+from proto.calltable import STRUCTS as WIRE_STRUCTS
 from proto.constants import flat_constants
 from proto.errors import (
     ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
@@ -39,8 +41,10 @@ def test_all_matches_the_call_table_both_ways() -> None:
     assert exported >= DEVICE_CALLS  # every device call, under its C name
     host = {name for name in nn.__all__ if name.startswith("acl")}
     assert host <= exported  # aclCreateTensor, phase 1, executor calls
-    assert set(acl.TYPES) <= exported and all(isinstance(t, type) for t in acl.TYPES.values())  # C structs
-    functions = {n for n in exported if n.startswith("acl") and callable(getattr(acl, n)) and n not in acl.TYPES}
+    functions = {name for name in exported if name.startswith("acl") and callable(getattr(acl, name))}
+    structs = {name for name in functions - host if isinstance(getattr(acl, name), type)}
+    assert structs == set(proto.randomnum.STRUCTS) | {s.__name__ for s in WIRE_STRUCTS}  # C structs, C names
+    functions -= structs
     local = set(proto.host.FUNCTIONS) | {"aclrtGetLastError", "aclrtPeekAtLastError"}  # no device: spec-breadth 16
     local |= {"aclrtProcessReport", "aclrtRegStreamStateCallback"} | set(client.exceptions.FUNCTIONS)
     assert not local & DEVICE_CALLS
@@ -190,6 +194,35 @@ def test_launch_blocking_reports_at_the_call(daemon: str) -> None:
         assert info.value.code == ACL_ERROR_RT_PARAM_INVALID and info.value.api == "aclrtMemcpyAsync"
     finally:
         session.close()
+
+
+def test_over_http_an_asynchronous_call_reports_its_own_error(daemon: str) -> None:
+    """Every HTTP call waits for its reply, so a launch's error is raised by the launch (it used to be dropped)."""
+
+    async def main() -> AclError:
+        session = await aio.AsyncSession.connect(Config(endpoint=daemon, transport="http"))
+        try:
+            await session.call("aclInit", None)
+            await session.call("aclrtSetDevice", 0)
+            a = await session.call("aclrtMalloc", 64, 0)
+            with pytest.raises(AclError) as info:
+                await session.call("aclrtMemcpyAsync", a, 128, a + 32, 128, acl.ACL_MEMCPY_DEVICE_TO_DEVICE, 0)
+            return info.value
+        finally:
+            await session.close()
+
+    session = Session(Config(endpoint=daemon, transport="http"))
+    try:
+        session.call("aclInit", None)
+        session.call("aclrtSetDevice", 0)
+        a = session.call("aclrtMalloc", 64, 0)
+        with pytest.raises(AclError) as info:
+            session.call("aclrtMemcpyAsync", a, 128, a + 32, 128, acl.ACL_MEMCPY_DEVICE_TO_DEVICE, 0)
+        session.call("aclrtSynchronizeStream", 0)  # nothing left over
+    finally:
+        session.close()
+    for error in (info.value, asyncio.run(main())):
+        assert error.code == ACL_ERROR_RT_PARAM_INVALID and error.api == "aclrtMemcpyAsync", error
 
 
 def test_threads_share_the_session_and_capture_modes_hold(initialized: None) -> None:

@@ -256,6 +256,23 @@ def _use_after_free(w: World) -> None:
     w.rt.aclrtSynchronizeStream(w.s2)
 
 
+def _random(w: World, data_type: int = F32, result: int | None = None, count: Any = None) -> acl.aclrtRandomNumTaskInfo:
+    """A uniform fp32 task into w.a, its counter w.c (both in the snapshot), 8 values unless `count` is given."""
+    info = acl.aclrtRandomNumTaskInfo(data_type, randomResultAddr=result or w.a, randomCounterAddr=w.c)
+    info.randomNumFuncParaInfo.funcType = acl.ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS
+    uniform = info.randomNumFuncParaInfo.paramInfo.uniformDisInfo
+    uniform.min, uniform.max = (acl.aclrtRandomParaInfo.immediate(struct.pack("<f", v)) for v in (0.0, 1.0))
+    info.randomSeed = acl.aclrtRandomParaInfo.immediate(bytes(8))
+    info.randomNum = count or acl.aclrtRandomParaInfo.immediate((8).to_bytes(8, "little"))
+    return info
+
+
+def _random_count_in_memory(w: World) -> None:
+    """A count read when the task runs: the random bytes of w.work, far past w.a's 256 bytes."""
+    w.rt.aclrtRandomNumAsync(_random(w, count=acl.aclrtRandomParaInfo.address(w.work)), w.s3, None)
+    w.rt.aclrtSynchronizeStream(w.s3)
+
+
 def _reuse_executor(w: World) -> None:
     scratch = w.rt.aclrtMalloc(BLOCK, 0)  # the first launch writes here, outside the snapshot
     _, executor = add_executor(w.a, w.b, scratch)
@@ -425,6 +442,15 @@ CASES: list[Case] = [
          lambda w: w.rt.aclrtSetDevice(-1)),
     Case("host read: past the buffer", "vnpuHostRead", P, ("past the end",),
          lambda w: w.rt.vnpuHostRead(w.pinned.ptr + 8, BLOCK)),
+    # built-in tasks
+    Case("random: data type ACL_DOUBLE", "aclrtRandomNumAsync", INV, ("taskInfo->dataType ACL_DOUBLE",),
+         lambda w: w.rt.aclrtRandomNumAsync(_random(w, acl.ACL_DOUBLE), w.s3, None)),
+    Case("random: foreign result", "aclrtRandomNumAsync", P, ("randomResultAddr must be device memory",),
+         lambda w: w.rt.aclrtRandomNumAsync(_random(w, result=w.f_ptr), w.s3, None)),
+    Case("random: NULL task", "aclrtRandomNumAsync", INV, ("taskInfo is NULL",),
+         lambda w: w.rt.aclrtRandomNumAsync(None, w.s3, None)),
+    Case("random: count read at run time past the result", "aclrtSynchronizeStream", R.ACL_ERROR_RT_DEVICE_MEM_ERROR,
+         ("invalid memory access", "past its end"), _random_count_in_memory),
     # aclnn: host objects (no round trip) and phase 2 against live memory
     Case("tensor: view past its storage", "aclCreateTensor", NN, ("reaches element 64", "hold 64 elements"),
          lambda w: acl.aclCreateTensor([65], F32, [1], 0, ND, [64], w.a)),

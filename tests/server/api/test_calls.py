@@ -21,6 +21,7 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_CAPTURED,
     AclError,
 )
+from proto.randomnum import aclrtRandomNumTaskInfo, aclrtRandomParaInfo
 from tests.server.api.callers import RestCaller, WsCaller
 from tests.server.api.conftest import LiveServer
 from tests.server.npu.devicekit import tensor_at
@@ -145,6 +146,19 @@ async def exercise(c: Caller) -> None:
     await c("aclrtSynchronizeStream", stream=s2)
     await c("aclrtReduceAsync", dst=word, src=word, count=8, kind=10, type=3, stream=s2, reserve=None)  # INT32 SUM
     await c("aclrtSynchronizeStream", stream=s2)
+    counter = (await c("aclrtMalloc", size=16, policy=0))["devPtr"]
+    await c("aclrtMemset", devPtr=counter, maxCount=16, value=0, count=16)
+    info = aclrtRandomNumTaskInfo(aclDataType.ACL_UINT32, randomResultAddr=word, randomCounterAddr=counter)
+    info.randomNumFuncParaInfo.funcType = 1  # UNIFORM_DIS
+    uniform = info.randomNumFuncParaInfo.paramInfo.uniformDisInfo
+    uniform.min, uniform.max = (aclrtRandomParaInfo.immediate(v.to_bytes(4, "little")) for v in (10, 20))
+    info.randomSeed, info.randomNum = (aclrtRandomParaInfo.immediate(v.to_bytes(8, "little")) for v in (5, 2))
+    await c("aclrtRandomNumAsync", taskInfo=info.to_wire(), stream=s2, reserve=None)  # two uint32 in [10, 20)
+    await c("aclrtSynchronizeStream", stream=s2)
+    for ptr, n, dtype, check in ((word, 8, np.uint32, lambda v: ((v >= 10) & (v < 20)).all()),
+                                 (counter, 16, np.uint64, lambda v: list(v) == [1, 0])):  # fmt: skip
+        data = (await c("aclrtMemcpy", dst=None, destMax=n, src=ptr, count=n, kind=2))["data"]
+        assert check(np.frombuffer(base64.b64decode(data) if isinstance(data, str) else data, dtype))
     assert {s, s2} <= set((await c("vnpuStreams"))["streams"])
     last = (await c("aclrtGetThreadLastTaskId"))["taskId"]
     await c("aclrtMemsetAsync", devPtr=word, maxCount=8, value=0, count=8, stream=s2)
