@@ -168,6 +168,16 @@ class Context:
             )
         return stream
 
+    def any_stream(self, handle: int | None) -> Stream:
+        """The stream `handle` of this process on any device and in any of its ACL contexts (None or 0: the current
+        ACL context's default stream), for the runtime's calls that check no more than that."""
+        if not handle:
+            return self.acl_context().default_stream
+        stream = self.streams.get(handle) or self.default_streams.get(handle)
+        if stream is None:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a stream of this context")
+        return stream
+
     def own_stream(self, handle: int | None) -> Stream:
         """The stream `handle`, which must belong to the thread's current ACL context (107003 otherwise)."""
         target, current = self.stream(handle), self.acl_context()

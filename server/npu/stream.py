@@ -73,7 +73,8 @@ class Stream:
         self.default = default
         self.priority = priority
         self.ident = next(device.stream_ids)  # aclrtStreamGetId
-        self.stop_on_failure = False  # aclrtSetStreamFailureMode(ACL_STOP_ON_FAILURE)
+        self.stop_on_failure = False  # skip tasks after a failure: STOP was set on a stream of its ACL context
+        self.failure_mode = 0  # the failure mode set on this stream itself (aclrtSetStreamFailureMode, bit 0)
         self.aborts = 0  # aclrtStreamAbort calls so far: a synchronize waiting through one reports it
         self._closed = False
         self.issued = 0
