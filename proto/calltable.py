@@ -218,6 +218,25 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtSetStreamFailureMode", ("stream", Stream), ("mode", U64)),
     call("aclrtStreamAbort", ("stream", Stream)),
     call("aclrtStreamStop", ("stream", Stream)),
+    # overflow detection (vnpu detects no overflow: the status stays zero)
+    call("aclrtSetDeviceSatMode", ("mode", I32), doc="Recorded per process; kernels compute inf/NaN in any mode."),
+    call("aclrtGetDeviceSatMode", out=(("mode", I32),)),
+    call("aclrtSetStreamOverflowSwitch", ("stream", Stream), ("flag", U32)),
+    call("aclrtGetStreamOverflowSwitch", ("stream", Stream), out=(("flag", U32),)),
+    call(
+        "aclrtGetOverflowStatus",
+        ("outputAddr", Ptr),
+        ("outputSize", U64),
+        ("stream", Stream),
+        asynchronous=True,
+        doc="Queue the copy of the ACL context's 64 bytes of overflow status into device memory outputAddr.",
+    ),
+    call(
+        "aclrtResetOverflowStatus",
+        ("stream", Stream),
+        asynchronous=True,
+        doc="Queue the clearing of the ACL context's overflow status.",
+    ),
     # events
     call("aclrtCreateEvent", out=(("event", U64),)),
     call("aclrtCreateEventWithFlag", ("flag", U32), out=(("event", U64),)),

@@ -15,12 +15,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from proto.constants import aclmdlRICaptureMode
+from proto.constants import aclmdlRICaptureMode, aclrtFloatOverflowMode
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_REPEAT_FINALIZE,
@@ -47,6 +47,7 @@ from server.npu.stream import Stream, Task
 
 P = ParamSpec("P")
 R = TypeVar("R")
+OVERFLOW_AREA = 512  # bytes of an ACL context's overflow status area (calls_overflow)
 
 
 def acl_call(fn: Callable[P, R]) -> Callable[P, R]:
@@ -96,6 +97,8 @@ class AclContext:
     default_stream: Stream
     primary: bool
     refs: int = 0  # primary only: aclrtSetDevice calls not yet matched by an aclrtResetDevice
+    # its overflow status (the runtime's OVERFLOW_ADDR_MAX_SIZE bytes): read and cleared by stream tasks
+    overflow_status: np.ndarray = field(default_factory=lambda: np.zeros(OVERFLOW_AREA, np.uint8), repr=False)
 
     def __str__(self) -> str:
         kind = "primary context" if self.primary else "context"
@@ -139,6 +142,7 @@ class Context:
         self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
         self.exchange_modes: dict[Hashable, aclmdlRICaptureMode] = {}
         self.last_task_ids: dict[Hashable, int] = {}  # thread -> the id of the last task it queued
+        self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
 
     def acl_context(self) -> AclContext:
         """The calling thread's current ACL context."""

@@ -18,6 +18,7 @@ from server.npu.calls_ipc import IpcCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_notify import NotifyCalls
+from server.npu.calls_overflow import OverflowCalls
 from server.npu.calls_peer import PeerCalls
 from server.npu.calls_reduce import ReduceCalls
 from server.npu.calls_stream import StreamCalls
@@ -32,6 +33,7 @@ class Runtime(
     ValueCalls,
     ReduceCalls,
     StreamCalls,
+    OverflowCalls,
     EventCalls,
     IpcCalls,
     NotifyCalls,

@@ -75,6 +75,7 @@ class Stream:
         self.ident = next(device.stream_ids)  # aclrtStreamGetId
         self.stop_on_failure = False  # skip tasks after a failure: STOP was set on a stream of its ACL context
         self.failure_mode = 0  # the failure mode set on this stream itself (aclrtSetStreamFailureMode, bit 0)
+        self.overflow_switch = False  # aclrtSetStreamOverflowSwitch: recorded, as vnpu detects no overflow
         self.aborts = 0  # aclrtStreamAbort calls so far: a synchronize waiting through one reports it
         self._closed = False
         self.issued = 0

@@ -123,6 +123,16 @@ async def exercise(c: Caller) -> None:
     assert (await c("aclrtStreamGetFlags", stream=s2))["flags"] == 0
     assert (await c("aclrtStreamGetPriority", stream=s2))["priority"] == 0
     await c("aclrtSetStreamFailureMode", stream=s2, mode=0)
+    assert (await c("aclrtGetDeviceSatMode"))["mode"] == 1  # ACL_RT_OVERFLOW_MODE_INFNAN
+    await c("aclrtSetDeviceSatMode", mode=0)
+    assert (await c("aclrtGetDeviceSatMode"))["mode"] == 0
+    await c("aclrtSetStreamOverflowSwitch", stream=s2, flag=1)
+    assert (await c("aclrtGetStreamOverflowSwitch", stream=s2))["flag"] == 1
+    await c("aclrtMemset", devPtr=b, maxCount=64, value=9, count=64)
+    await c("aclrtGetOverflowStatus", outputAddr=b, outputSize=64, stream=s2)
+    await c("aclrtResetOverflowStatus", stream=s2)
+    await c("aclrtSynchronizeStream", stream=s2)
+    assert (await c("aclrtMemcpy", dst=None, destMax=64, src=b, count=64, kind=2))["data"] == bytes(64)
     await c("aclrtStreamAbort", stream=s2)
     await c("aclrtStreamStop", stream=s2)
     ipc = (await c("aclrtCreateEventExWithFlag", flag=0x40))["event"]  # ACL_EVENT_IPC
