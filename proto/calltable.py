@@ -218,6 +218,21 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtSetStreamFailureMode", ("stream", Stream), ("mode", U64)),
     call("aclrtStreamAbort", ("stream", Stream)),
     call("aclrtStreamStop", ("stream", Stream)),
+    call(
+        "aclrtSetStreamAttribute",
+        ("stream", Stream),
+        ("stmAttrType", I32),
+        ("value", U64),
+        doc="`value` is the union aclrtStreamAttrValue's member for the attribute: failureMode (64 bits) for "
+        "ACL_STREAM_ATTR_FAILURE_MODE, the 32-bit one (the low 32 bits of `value`) for the others.",
+    ),
+    call(
+        "aclrtGetStreamAttribute",
+        ("stream", Stream),
+        ("stmAttrType", I32),
+        out=(("value", U64),),
+        doc="The union aclrtStreamAttrValue's member for the attribute (see aclrtSetStreamAttribute).",
+    ),
     # overflow detection (vnpu detects no overflow: the status stays zero)
     call("aclrtSetDeviceSatMode", ("mode", I32), doc="Recorded per process; kernels compute inf/NaN in any mode."),
     call("aclrtGetDeviceSatMode", out=(("mode", I32),)),

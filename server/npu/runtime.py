@@ -22,6 +22,7 @@ from server.npu.calls_overflow import OverflowCalls
 from server.npu.calls_peer import PeerCalls
 from server.npu.calls_reduce import ReduceCalls
 from server.npu.calls_stream import StreamCalls
+from server.npu.calls_stream_attr import StreamAttributeCalls
 from server.npu.calls_value import ValueCalls
 
 
@@ -32,6 +33,7 @@ class Runtime(
     MemoryCalls,
     ValueCalls,
     ReduceCalls,
+    StreamAttributeCalls,
     StreamCalls,
     OverflowCalls,
     EventCalls,

@@ -123,6 +123,8 @@ async def exercise(c: Caller) -> None:
     assert (await c("aclrtStreamGetFlags", stream=s2))["flags"] == 0
     assert (await c("aclrtStreamGetPriority", stream=s2))["priority"] == 0
     await c("aclrtSetStreamFailureMode", stream=s2, mode=0)
+    await c("aclrtSetStreamAttribute", stream=s2, stmAttrType=3, value=0xC0FFEE)  # ACL_STREAM_ATTR_USER_CUSTOM_TAG
+    assert (await c("aclrtGetStreamAttribute", stream=s2, stmAttrType=3))["value"] == 0xC0FFEE
     assert (await c("aclrtGetDeviceSatMode"))["mode"] == 1  # ACL_RT_OVERFLOW_MODE_INFNAN
     await c("aclrtSetDeviceSatMode", mode=0)
     assert (await c("aclrtGetDeviceSatMode"))["mode"] == 0

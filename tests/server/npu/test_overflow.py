@@ -1,6 +1,6 @@
-"""Overflow detection (spec-breadth 18): the saturation mode per process, the overflow switch per stream, the ACL
-context's status area read into device memory and cleared by tasks in stream order; each check's code, then
-proof the stream still works."""
+"""Overflow detection and stream attributes (spec-breadth 18 and 2.4): the saturation mode per process, the
+overflow switch per stream, the ACL context's status area read into device memory and cleared by tasks in
+stream order, every attribute of aclrtSetStreamAttribute; each check's code, then proof the stream still works."""
 
 from __future__ import annotations
 
@@ -12,13 +12,18 @@ import pytest
 from proto.constants import (
     ACL_EVENT_SYNC,
     ACL_MEMCPY_HOST_TO_DEVICE,
+    ACL_STOP_ON_FAILURE,
+    ACL_STREAM_CPU_SCHEDULE,
+    ACL_STREAM_DEVICE_USE_ONLY,
     aclmdlRICaptureMode,
     aclrtFloatOverflowMode,
+    aclrtStreamAttr,
 )
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_DEVICE_MEM_ERROR,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_CAPTURED,
     ACL_ERROR_RT_STREAM_CONTEXT,
@@ -30,6 +35,7 @@ from tests.server.npu.devicekit import read_bytes as read
 from tests.server.npu.test_stream_control import fails
 
 SAT, INFNAN = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_SATURATION, aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN
+A = aclrtStreamAttr
 GLOBAL = aclmdlRICaptureMode.ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
 RNG = np.random.default_rng(18)
 
@@ -200,6 +206,8 @@ async def test_a_capturing_stream_refuses_the_overflow_calls(rt: Runtime) -> Non
         (rt.aclrtGetOverflowStatus, (out, 64, s)),
         (rt.aclrtResetOverflowStatus, (s,)),
         (rt.aclrtSetStreamOverflowSwitch, (s, 1)),
+        (rt.aclrtSetStreamAttribute, (s, A.ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, 1)),
+        (rt.aclrtSetStreamAttribute, (s, A.ACL_STREAM_ATTR_USER_CUSTOM_TAG, 7)),
     ):
         error = fails(ACL_ERROR_RT_STREAM_CAPTURED, call, *args)
         assert "while it is capturing" in error.message
@@ -214,3 +222,125 @@ async def test_a_capturing_stream_refuses_the_overflow_calls(rt: Runtime) -> Non
     rt.aclrtSetStreamOverflowSwitch(s, 1)
     await rt.aclrtSynchronizeStream(s)
     assert read(rt, out, 64) == bytes(64) and rt.aclrtGetStreamOverflowSwitch(s) == 1
+
+
+async def test_failure_mode_attribute(rt: Runtime) -> None:
+    s, sibling = rt.aclrtCreateStream(), rt.aclrtCreateStream()
+    assert rt.aclrtGetStreamAttribute(s, A.ACL_STREAM_ATTR_FAILURE_MODE) == 0
+    rt.aclrtSetStreamAttribute(s, A.ACL_STREAM_ATTR_FAILURE_MODE, ACL_STOP_ON_FAILURE | 0x10)  # only bit 0
+    assert rt.aclrtGetStreamAttribute(s, A.ACL_STREAM_ATTR_FAILURE_MODE) == ACL_STOP_ON_FAILURE
+    assert rt.aclrtGetStreamAttribute(sibling, A.ACL_STREAM_ATTR_FAILURE_MODE) == 0  # its own mode...
+    assert rt.stream(sibling).stop_on_failure  # ...though the context now stops on failure
+    error = fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtSetStreamAttribute, s, A.ACL_STREAM_ATTR_FAILURE_MODE, 0)
+    assert "cannot leave" in error.message
+    fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtSetStreamFailureMode, s, 0)  # the same state as the call
+    device_only = rt.aclrtCreateStreamWithConfig(0, ACL_STREAM_DEVICE_USE_ONLY)
+    fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtSetStreamAttribute, device_only, A.ACL_STREAM_ATTR_FAILURE_MODE, 1)
+    rt.aclrtSetStreamFailureMode(sibling, ACL_STOP_ON_FAILURE)
+    assert rt.aclrtGetStreamAttribute(sibling, A.ACL_STREAM_ATTR_FAILURE_MODE) == ACL_STOP_ON_FAILURE
+
+
+async def test_overflow_check_attribute_is_the_switch(rt: Runtime) -> None:
+    s = rt.aclrtCreateStream()
+    check = A.ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK
+    rt.aclrtSetStreamAttribute(s, check, 1)
+    assert rt.aclrtGetStreamOverflowSwitch(s) == 1 == rt.aclrtGetStreamAttribute(s, check)
+    rt.aclrtSetStreamOverflowSwitch(s, 0)
+    assert rt.aclrtGetStreamAttribute(s, check) == 0
+    rt.aclrtSetStreamAttribute(s, check, (7 << 32) | 1)  # the 32-bit member: the union's low bytes
+    assert rt.aclrtGetStreamAttribute(s, check) == 1
+    fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtSetStreamAttribute, s, check, 2)  # no ACL-layer check: the runtime's
+    assert rt.aclrtGetStreamAttribute(s, check) == 1
+    rt.aclrtCreateContext(0)
+    fails(ACL_ERROR_RT_STREAM_CONTEXT, rt.aclrtSetStreamAttribute, s, check, 0)
+    fails(ACL_ERROR_RT_STREAM_CONTEXT, rt.aclrtGetStreamAttribute, s, check)
+
+
+async def test_user_custom_tag(rt: Runtime) -> None:
+    s = rt.aclrtCreateStream()
+    tag_attr = A.ACL_STREAM_ATTR_USER_CUSTOM_TAG
+    assert rt.aclrtGetStreamAttribute(s, tag_attr) == 0xFFFFFFFF  # none set
+    tag = int(RNG.integers(0, 2**32))
+    rt.aclrtSetStreamAttribute(s, tag_attr, tag)
+    rt.aclrtSetStreamAttribute(None, tag_attr, tag ^ 0xFF)
+    assert (rt.aclrtGetStreamAttribute(s, tag_attr), rt.aclrtGetStreamAttribute(0, tag_attr)) == (tag, tag ^ 0xFF)
+    rt.aclrtCreateContext(0)
+    fails(ACL_ERROR_RT_STREAM_CONTEXT, rt.aclrtSetStreamAttribute, s, tag_attr, 1)
+    fails(ACL_ERROR_RT_STREAM_CONTEXT, rt.aclrtGetStreamAttribute, s, tag_attr)
+    rt.aclrtSetDevice(0)
+    assert rt.aclrtGetStreamAttribute(s, tag_attr) == tag
+
+
+async def test_cache_op_info_takes_effect_in_captures(rt: Runtime) -> None:
+    origin, joined = rt.aclrtCreateStream(), rt.aclrtCreateStream()
+    cache = A.ACL_STREAM_ATTR_CACHE_OP_INFO
+
+    def switches() -> tuple[int, int]:
+        return rt.aclrtGetStreamAttribute(origin, cache), rt.aclrtGetStreamAttribute(joined, cache)
+
+    rt.aclrtSetStreamAttribute(origin, cache, 1)
+    assert switches() == (0, 0)  # set, not in effect outside a capture
+    fork, join = rt.aclrtCreateEventExWithFlag(ACL_EVENT_SYNC), rt.aclrtCreateEventExWithFlag(ACL_EVENT_SYNC)
+    rt.aclmdlRICaptureBegin(origin, GLOBAL)
+    assert switches() == (1, 0)
+    rt.aclrtRecordEvent(fork, origin)
+    rt.aclrtStreamWaitEvent(joined, fork)  # joins the capture: the origin's switch
+    assert switches() == (1, 1)
+    rt.aclrtSetStreamAttribute(origin, cache, 0)  # the origin's switch, for the whole capture
+    assert switches() == (0, 0)
+    rt.aclrtSetStreamAttribute(joined, cache, 1)  # a joined stream's own switch counts only when it is an origin
+    assert switches() == (0, 0)
+    rt.aclrtSetStreamAttribute(origin, cache, 1)
+    assert switches() == (1, 1)
+    error = fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtSetStreamAttribute, origin, cache, 2)
+    assert "0 or 1" in error.message
+    rt.aclrtRecordEvent(join, joined)
+    rt.aclrtStreamWaitEvent(origin, join)
+    rt.aclmdlRICaptureEnd(origin)
+    assert switches() == (0, 0)
+    rt.aclmdlRICaptureBegin(joined, GLOBAL)  # its own switch, set during the other capture
+    assert switches() == (0, 1)
+    rt.aclmdlRICaptureEnd(joined)
+    rt.aclrtCreateContext(0)  # no context check: another context's stream takes it
+    rt.aclrtSetStreamAttribute(origin, cache, 0)
+
+
+async def test_priority_attribute(rt: Runtime) -> None:
+    s = rt.aclrtCreateStreamWithConfig(5, 0)
+    prio = A.ACL_STREAM_ATTR_PRIORITY
+    assert rt.aclrtGetStreamAttribute(s, prio) == 5  # the creation priority at first
+    rt.aclrtSetStreamAttribute(s, prio, 3)
+    assert (rt.aclrtGetStreamAttribute(s, prio), rt.aclrtStreamGetPriority(s)) == (3, 5)
+    for value, clamped in ((100, 7), (0xFFFFFFFF, 0), (7, 7), (2**31, 0)):  # int32: 0xFFFFFFFF is -1
+        rt.aclrtSetStreamAttribute(s, prio, value)
+        assert rt.aclrtGetStreamAttribute(s, prio) == clamped
+    for call, args in ((rt.aclrtSetStreamAttribute, (None, prio, 1)), (rt.aclrtGetStreamAttribute, (0, prio))):
+        error = fails(ACL_ERROR_RT_PARAM_INVALID, call, *args)
+        assert "takes no default stream" in error.message
+    default = rt.aclrtCtxGetCurrentDefaultStream()  # the default stream passed as itself
+    rt.aclrtSetStreamAttribute(default, prio, 2)
+    assert rt.aclrtGetStreamAttribute(default, prio) == 2
+    cpu = rt.aclrtCreateStreamWithConfig(0, ACL_STREAM_CPU_SCHEDULE)
+    fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtSetStreamAttribute, cpu, prio, 1)
+    fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtGetStreamAttribute, cpu, prio)
+    rt.aclrtCreateContext(0)  # no context check here either
+    rt.aclrtSetStreamAttribute(s, prio, 4)
+    assert rt.aclrtGetStreamAttribute(s, prio) == 4
+    with calling_thread(("p", 9)):
+        fails(ACL_ERROR_RT_CONTEXT_NULL, rt.aclrtGetStreamAttribute, s, prio)
+
+
+async def test_other_attribute_ids_and_handles(rt: Runtime) -> None:
+    s = rt.aclrtCreateStream()
+    for attr in (0, 6, -1):
+        error = fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtSetStreamAttribute, s, attr, 1)
+        assert f"stmAttrType {attr} is not an aclrtStreamAttr" in error.message
+        fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetStreamAttribute, s, attr)
+    for attr in A:
+        fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtSetStreamAttribute, 0xBAD, attr, 0)
+        fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetStreamAttribute, 0xBAD, attr)
+    # after every refusal the stream works on
+    out, _ = filled(rt, 64)
+    rt.aclrtMemsetAsync(out, 64, 0x3C, 64, s)
+    await rt.aclrtSynchronizeStream(s)
+    assert read(rt, out, 64) == bytes([0x3C]) * 64
