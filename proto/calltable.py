@@ -252,6 +252,15 @@ _CALLS: tuple[Call, ...] = (
         asynchronous=True,
         doc="Queue the clearing of the ACL context's overflow status.",
     ),
+    call(
+        "aclrtGetFloatOverflowStatus",
+        ("outputAddr", Ptr),
+        ("outputSize", U64),
+        ("stream", Stream),
+        asynchronous=True,
+        doc="aclrtGetOverflowStatus under its other name (a NULL outputAddr is 107000 here).",
+    ),
+    call("aclrtResetFloatOverflowStatus", ("stream", Stream), asynchronous=True, doc="aclrtResetOverflowStatus."),
     # events
     call("aclrtCreateEvent", out=(("event", U64),)),
     call("aclrtCreateEventWithFlag", ("flag", U32), out=(("event", U64),)),

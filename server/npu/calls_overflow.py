@@ -100,6 +100,12 @@ class OverflowCalls(Context):
         require(bool(output_addr), "outputAddr is NULL: it must be device memory for the 64-byte status")
         self.queue_status_read(output_addr, output_size, stream, "aclrtGetOverflowStatus")
 
+    @acl_call
+    def aclrtGetFloatOverflowStatus(self, output_addr: int | None, output_size: int, stream: int | None) -> None:
+        """aclrtGetOverflowStatus under its other name (both reach rtGetDeviceSatStatus), without the ACL layer's
+        NULL check: a NULL outputAddr is the runtime's 107000."""
+        self.queue_status_read(output_addr, output_size, stream, "aclrtGetFloatOverflowStatus")
+
     def queue_status_read(self, output_addr: int | None, output_size: int, stream: int | None, api: str) -> None:
         """The runtime's checks (ae/ai GetDeviceSatStatus): outputAddr and size 64 (107000), an explicit stream
         not capturing (107027), a stream of the current ACL context (107003), then the copy's: device memory of
@@ -122,6 +128,11 @@ class OverflowCalls(Context):
         """Queues the clearing of the current ACL context's status area: a read queued before it still sees the
         status it clears."""
         self.queue_status_clear(stream, "aclrtResetOverflowStatus")
+
+    @acl_call
+    def aclrtResetFloatOverflowStatus(self, stream: int | None) -> None:
+        """aclrtResetOverflowStatus under its other name (both reach rtCleanDeviceSatStatus)."""
+        self.queue_status_clear(stream, "aclrtResetFloatOverflowStatus")
 
     def queue_status_clear(self, stream: int | None, api: str) -> None:
         """The runtime's checks (ae/ai NpuClearFloatStatus, the Ascend910B's way): the stream, the default one

@@ -133,6 +133,8 @@ async def exercise(c: Caller) -> None:
     await c("aclrtMemset", devPtr=b, maxCount=64, value=9, count=64)
     await c("aclrtGetOverflowStatus", outputAddr=b, outputSize=64, stream=s2)
     await c("aclrtResetOverflowStatus", stream=s2)
+    await c("aclrtResetFloatOverflowStatus", stream=s2)
+    await c("aclrtGetFloatOverflowStatus", outputAddr=b, outputSize=64, stream=s2)
     await c("aclrtSynchronizeStream", stream=s2)
     assert (await c("aclrtMemcpy", dst=None, destMax=64, src=b, count=64, kind=2))["data"] == bytes(64)
     await c("aclrtStreamAbort", stream=s2)

@@ -144,6 +144,26 @@ async def test_status_tasks_run_in_stream_order(rt: Runtime) -> None:
     assert rt.acl_context().overflow_status.tobytes() == bytes(512)  # all 512 bytes, not just the 64 read
 
 
+async def test_the_float_overflow_names_are_the_same_calls(rt: Runtime) -> None:
+    s = rt.aclrtCreateStream()
+    out, _ = filled(rt, 64)
+    status = record_overflow(rt)
+    gate = rt.aclrtCreateEventWithFlag(ACL_EVENT_SYNC)
+    rt.aclrtStreamWaitEvent(s, gate)
+    rt.aclrtGetFloatOverflowStatus(out, 64, s)
+    rt.aclrtResetFloatOverflowStatus(s)
+    assert rt.acl_context().overflow_status.tobytes() == status  # queued, not run
+    rt.aclrtRecordEvent(gate, 0)
+    await rt.aclrtSynchronizeStream(s)
+    assert read(rt, out, 64) == status[:64] and rt.acl_context().overflow_status.tobytes() == bytes(512)
+    fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetFloatOverflowStatus, 0, 64, s)  # no ACL-layer NULL check
+    fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetFloatOverflowStatus, out, 32, s)
+    rt.aclmdlRICaptureBegin(s, GLOBAL)
+    fails(ACL_ERROR_RT_STREAM_CAPTURED, rt.aclrtGetFloatOverflowStatus, out, 64, s)
+    fails(ACL_ERROR_RT_STREAM_CAPTURED, rt.aclrtResetFloatOverflowStatus, s)
+    rt.aclmdlRICaptureEnd(s)
+
+
 async def test_each_acl_context_has_its_own_status(rt: Runtime) -> None:
     primary_status = record_overflow(rt)
     out, _ = filled(rt, 64)
