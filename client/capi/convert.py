@@ -22,7 +22,7 @@ from client import acl
 from client.capi.pinned import PinnedTable
 from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
 from proto.calltable import CALLS
-from proto.constants import aclrtMemcpyKind
+from proto.constants import aclrtMemcpyKind, aclrtStreamAttr
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
 from proto.host import HostCall
 
@@ -278,6 +278,43 @@ def _struct_out(
     return make
 
 
+# aclrtStreamAttrValue's member for each aclrtStreamAttr (all at offset 0; failureMode is the only 64-bit one)
+A = aclrtStreamAttr
+ATTR_MEMBERS: dict[int, str] = {
+    A.ACL_STREAM_ATTR_FAILURE_MODE: "failureMode",
+    A.ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK: "overflowSwitch",
+    A.ACL_STREAM_ATTR_USER_CUSTOM_TAG: "userCustomTag",
+    A.ACL_STREAM_ATTR_CACHE_OP_INFO: "cacheOpInfoSwitch",
+    A.ACL_STREAM_ATTR_PRIORITY: "streamPriority",
+}
+
+
+def aclrtSetStreamAttribute(c: C) -> Callable[..., int]:  # noqa: N802
+    """The union travels as its 64-bit member: the daemon takes the 32-bit members from its low half, the bytes
+    they occupy on a little-endian host (the others are whatever the program left there)."""
+
+    def body(stream: Any, attr: int, value: Any) -> int:
+        if value == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "value is NULL: it must point to the aclrtStreamAttrValue to set")
+        call("aclrtSetStreamAttribute", c.address(stream), attr, value.failureMode)
+        return 0
+
+    return body
+
+
+def aclrtGetStreamAttribute(c: C) -> Callable[..., int]:  # noqa: N802
+    """Writes the attribute's member of the union only (the rest of it stays as it was)."""
+
+    def body(stream: Any, attr: int, value: Any) -> int:
+        if value == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "value is NULL: it must point to where the result goes")
+        got = call("aclrtGetStreamAttribute", c.address(stream), attr)  # an unknown attr is refused there
+        setattr(value, ATTR_MEMBERS[attr], got)
+        return 0
+
+    return body
+
+
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclrtGetErrorVerbose": _struct_out("aclrtGetErrorVerbose", "errorInfo", ("tryRepair", "hasDetail", "errorType")),
     "aclrtGetDeviceUtilizationRate": _struct_out(
@@ -286,6 +323,8 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
         ("cubeUtilization", "vectorUtilization", "aicpuUtilization", "memoryUtilization"),
         check="utilizationExtend",
     ),
+    "aclrtSetStreamAttribute": aclrtSetStreamAttribute,
+    "aclrtGetStreamAttribute": aclrtGetStreamAttribute,
     "aclrtMemcpy": aclrtMemcpy,
     "aclrtMemcpyAsync": aclrtMemcpyAsync,
     "aclrtMallocHost": aclrtMallocHost,

@@ -9,6 +9,7 @@ from proto.constants import ACL_STOP_ON_FAILURE, ACL_STREAM_DEVICE_USE_ONLY, acl
 from proto.errors import (
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_STREAM_CONTEXT,
     AclError,
 )
 from server.npu.caller import caller_thread
@@ -102,21 +103,32 @@ class StreamCalls(Context):
 
     @acl_call
     def aclrtSetStreamFailureMode(self, stream: int | None, mode: int) -> None:
-        """Only bit 0 counts. STOP is set once and for good, on every stream of the stream's ACL context."""
-        target = self.stream(stream)
-        stop = bool(mode & ACL_STOP_ON_FAILURE)
+        """Only bit 0 counts. STOP is set once and for good; then every stream of the stream's ACL context stops
+        on failure, while each keeps the mode set on it (which ACL_STREAM_ATTR_FAILURE_MODE answers)."""
+        self.set_failure_mode(stream, mode)
+
+    def set_failure_mode(self, stream: int | None, mode: int) -> None:
+        """The runtime's checks, in its order (ae StreamSetMode, ai StreamSetMode): no current context (107002), a
+        DEVICE_USE_ONLY stream (207000), the stream's own mode again (nothing to do), STOP back to CONTINUE
+        (207000), a stream of another ACL context (107003)."""
+        owner = self.acl_context()
+        target = self.any_stream(stream)
         if target.flags & ACL_STREAM_DEVICE_USE_ONLY:
             raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{target} is ACL_STREAM_DEVICE_USE_ONLY: no failure mode")
-        if target.stop_on_failure and not stop:
+        wanted = mode & ACL_STOP_ON_FAILURE
+        if target.failure_mode == wanted:
+            return
+        if target.failure_mode == ACL_STOP_ON_FAILURE:
             raise AclError(
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                 f"{target} is in ACL_STOP_ON_FAILURE mode, which a stream cannot leave (the mode is set once)",
             )
-        if stop:
-            owner = self.stream_contexts[target.handle]
-            for s in [*self.streams.values(), *self.default_streams.values()]:
-                if self.stream_contexts.get(s.handle) is owner:
-                    s.stop_on_failure = True
+        if self.stream_contexts.get(target.handle) is not owner:
+            raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{target} is not a stream of this thread's {owner}")
+        target.failure_mode = wanted
+        for s in [*self.streams.values(), *self.default_streams.values()]:
+            if self.stream_contexts.get(s.handle) is owner:
+                s.stop_on_failure = True
 
     @acl_call
     def aclrtStreamAbort(self, stream: int | None) -> None:

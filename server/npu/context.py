@@ -15,12 +15,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from proto.constants import aclmdlRICaptureMode
+from proto.constants import aclmdlRICaptureMode, aclrtFloatOverflowMode
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_REPEAT_FINALIZE,
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
+OVERFLOW_AREA = 512  # bytes of an ACL context's overflow status area (calls_overflow)
 
 
 def acl_call(fn: Callable[P, R]) -> Callable[P, R]:
@@ -101,6 +102,8 @@ class AclContext:
     default_stream: Stream
     primary: bool
     refs: int = 0  # primary only: aclrtSetDevice calls not yet matched by an aclrtResetDevice
+    # its overflow status (the runtime's OVERFLOW_ADDR_MAX_SIZE bytes): read and cleared by stream tasks
+    overflow_status: np.ndarray = field(default_factory=lambda: np.zeros(OVERFLOW_AREA, np.uint8), repr=False)
 
     def __str__(self) -> str:
         kind = "primary context" if self.primary else "context"
@@ -151,6 +154,7 @@ class Context:
         self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
         self.exchange_modes: dict[Hashable, aclmdlRICaptureMode] = {}
         self.last_task_ids: dict[Hashable, int] = {}  # thread -> the id of the last task it queued
+        self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
 
     def acl_context(self) -> AclContext:
         """The calling thread's current ACL context."""
@@ -178,6 +182,16 @@ class Context:
                 ACL_ERROR_RT_STREAM_CONTEXT,
                 f"{stream} belongs to device {stream.device.index}, but this thread's device is {device.index}",
             )
+        return stream
+
+    def any_stream(self, handle: int | None) -> Stream:
+        """The stream `handle` of this process on any device and in any of its ACL contexts (None or 0: the current
+        ACL context's default stream), for the runtime's calls that check no more than that."""
+        if not handle:
+            return self.acl_context().default_stream
+        stream = self.streams.get(handle) or self.default_streams.get(handle)
+        if stream is None:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a stream of this context")
         return stream
 
     def own_stream(self, handle: int | None) -> Stream:

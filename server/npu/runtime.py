@@ -20,10 +20,12 @@ from server.npu.calls_ipcmem import IpcMemoryCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_notify import NotifyCalls
+from server.npu.calls_overflow import OverflowCalls
 from server.npu.calls_peer import PeerCalls
 from server.npu.calls_random import RandomCalls
 from server.npu.calls_reduce import ReduceCalls
 from server.npu.calls_stream import StreamCalls
+from server.npu.calls_stream_attr import StreamAttributeCalls
 from server.npu.calls_value import ValueCalls
 from server.npu.calls_vmm import VirtualMemoryCalls
 
@@ -39,7 +41,9 @@ class Runtime(
     ValueCalls,
     ReduceCalls,
     RandomCalls,
+    StreamAttributeCalls,
     StreamCalls,
+    OverflowCalls,
     EventCalls,
     IpcCalls,
     NotifyCalls,

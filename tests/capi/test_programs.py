@@ -250,6 +250,44 @@ def test_streams_notifies_and_events_from_c(toolkit: Path, daemon: Daemon, tmp_p
     assert {name: code for name, code in codes.items() if code != 0} == {}
 
 
+@pytest.mark.parametrize("blocking", ["0", "1"])
+def test_overflow_detection_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path, blocking: str) -> None:
+    """The overflow_detection sample's flow (its README: INFNAN to SATURATION, switch 1, status 0 before and after
+    the reset), the status really copied over other bytes, and the aclrtStreamAttrValue union both ways."""
+    binary = compile_program(toolkit, PROGRAMS / "overflow.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon, VNPU_LAUNCH_BLOCKING=blocking)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    values = {name: lines.pop(name) for name in ("modes", "switch", "status-before", "status-after", "attr-check")}
+    values |= {name: lines.pop(name) for name in ("tag-unset", "tag", "failure", "cache", "priorities", "restored")}
+    assert values == {
+        "modes": "1 0",  # ACL_RT_OVERFLOW_MODE_INFNAN, then SATURATION
+        "switch": "1",
+        "status-before": "0 zero",  # 64 zero bytes over the 0xAB the buffer held
+        "status-after": "0 zero",
+        "attr-check": f"0 0 {0xFFFFFFFF}",  # set through the junk-filled union; Get wrote its member only
+        "tag-unset": str(0xFFFFFFFF),
+        "tag": str(0xC0FFEE),
+        "failure": "1",
+        "cache": "0",  # in effect in captures only
+        "priorities": "5 3 5",  # the attribute changes; aclrtStreamGetPriority keeps the creation priority
+        "restored": "1",
+    }
+    codes = {name: int(value.split()[0]) for name, value in lines.items()}
+    for name in ("get-mode-null", "switch-two", "get-switch-null", "attr-null", "attr-get-null"):
+        assert codes.pop(name) == ACL_ERROR_INVALID_PARAM, lines[name]
+    assert "value is NULL" in lines["attr-null"] and "flag must be 0 or 1" in lines["switch-two"]
+    for name in ("set-undef", "attr-unknown", "attr-get-unknown", "attr-priority-default"):
+        assert codes.pop(name) == ACL_ERROR_RT_PARAM_INVALID, lines[name]
+    assert codes.pop("attr-back-to-continue") == ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+    # the queued calls' own checks: at the call itself when blocking, else at the synchronize after it
+    for name, code in (("status-null", ACL_ERROR_INVALID_PARAM), ("status-size", ACL_ERROR_RT_PARAM_INVALID)):
+        at_call, at_sync = codes.pop(name), codes.pop(f"{name}-sync")
+        assert (at_call, at_sync) == ((code, 0) if blocking == "1" else (0, code)), (lines[name], lines[f"{name}-sync"])
+        assert "aclrtGetOverflowStatus" in lines[name if blocking == "1" else f"{name}-sync"]
+    assert {name: code for name, code in codes.items() if code != 0} == {}
+
+
 def test_custom_allocator_registry_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
     """The allocator sample's flow: C function pointers stored, handed back as they were, and called."""
     binary = compile_program(toolkit, PROGRAMS / "allocator.cpp", tmp_path)

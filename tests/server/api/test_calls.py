@@ -124,6 +124,20 @@ async def exercise(c: Caller) -> None:
     assert (await c("aclrtStreamGetFlags", stream=s2))["flags"] == 0
     assert (await c("aclrtStreamGetPriority", stream=s2))["priority"] == 0
     await c("aclrtSetStreamFailureMode", stream=s2, mode=0)
+    await c("aclrtSetStreamAttribute", stream=s2, stmAttrType=3, value=0xC0FFEE)  # ACL_STREAM_ATTR_USER_CUSTOM_TAG
+    assert (await c("aclrtGetStreamAttribute", stream=s2, stmAttrType=3))["value"] == 0xC0FFEE
+    assert (await c("aclrtGetDeviceSatMode"))["mode"] == 1  # ACL_RT_OVERFLOW_MODE_INFNAN
+    await c("aclrtSetDeviceSatMode", mode=0)
+    assert (await c("aclrtGetDeviceSatMode"))["mode"] == 0
+    await c("aclrtSetStreamOverflowSwitch", stream=s2, flag=1)
+    assert (await c("aclrtGetStreamOverflowSwitch", stream=s2))["flag"] == 1
+    await c("aclrtMemset", devPtr=b, maxCount=64, value=9, count=64)
+    await c("aclrtGetOverflowStatus", outputAddr=b, outputSize=64, stream=s2)
+    await c("aclrtResetOverflowStatus", stream=s2)
+    await c("aclrtResetFloatOverflowStatus", stream=s2)
+    await c("aclrtGetFloatOverflowStatus", outputAddr=b, outputSize=64, stream=s2)
+    await c("aclrtSynchronizeStream", stream=s2)
+    assert (await c("aclrtMemcpy", dst=None, destMax=64, src=b, count=64, kind=2))["data"] == bytes(64)
     await c("aclrtStreamAbort", stream=s2)
     await c("aclrtStreamStop", stream=s2)
     ipc = (await c("aclrtCreateEventExWithFlag", flag=0x40))["event"]  # ACL_EVENT_IPC

@@ -94,10 +94,17 @@ async def test_failure_mode_rules(rt: Runtime) -> None:
     rt.aclrtSetStreamFailureMode(s, ACL_STOP_ON_FAILURE | 0x10)  # only bit 0 counts
     error = fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtSetStreamFailureMode, s, ACL_CONTINUE_ON_FAILURE)
     assert "cannot leave" in error.message
-    # the other streams of the same ACL context stop on failure too; the other context's do not
-    fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtSetStreamFailureMode, sibling, ACL_CONTINUE_ON_FAILURE)
-    fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtSetStreamFailureMode, 0, ACL_CONTINUE_ON_FAILURE)
-    rt.aclrtSetStreamFailureMode(foreign, ACL_CONTINUE_ON_FAILURE)
+    # the other streams of the same ACL context stop on failure too (the context's mode), the other context's do
+    # not; each keeps its own mode, CONTINUE, which it may be set to again (ai StreamSetMode compares the stream's)
+    streams = {h: rt.stream(h) for h in (s, sibling, 0, foreign)}
+    assert [x.stop_on_failure for x in streams.values()] == [True, True, True, False]
+    assert [x.failure_mode for x in streams.values()] == [ACL_STOP_ON_FAILURE, 0, 0, 0]
+    rt.aclrtSetStreamFailureMode(sibling, ACL_CONTINUE_ON_FAILURE)
+    rt.aclrtSetStreamFailureMode(0, ACL_CONTINUE_ON_FAILURE)
+    assert streams[sibling].stop_on_failure and streams[0].stop_on_failure
+    rt.aclrtSetStreamFailureMode(foreign, ACL_CONTINUE_ON_FAILURE)  # the same mode: nothing to check
+    error = fails(ACL_ERROR_RT_STREAM_CONTEXT, rt.aclrtSetStreamFailureMode, foreign, ACL_STOP_ON_FAILURE)
+    assert "not a stream of this thread's" in error.message
     device_only = rt.aclrtCreateStreamWithConfig(0, ACL_STREAM_DEVICE_USE_ONLY)
     fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtSetStreamFailureMode, device_only, ACL_STOP_ON_FAILURE)
 
