@@ -24,11 +24,32 @@ from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID, Ac
 from server.npu.caller import caller_pid
 from server.npu.calls_notify import NotifyCalls
 from server.npu.context import acl_call, require
+from server.npu.device import Device
 
 IPC_HANDLE_SIZE = 64  # ACL_IPC_EVENT_HANDLE_SIZE
 PREFIX = b"vnpu-ipc-event:"
 NOTIFY_PREFIX = "vnpu-notify-"
 IMPORT_FLAGS = ACL_NOTIFY_DEVICE_USE_ONLY | ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS
+
+
+def check_importer(what: str, validating: bool, pids: set[int], lister: str, disable: str) -> None:
+    """The calling process may import `what`: its exporter listed its pid (with `lister`) or exported with the
+    `disable` flag (107000 otherwise)."""
+    if validating and caller_pid() not in pids:
+        raise AclError(
+            ACL_ERROR_RT_PARAM_INVALID,
+            f"this process (pid {caller_pid()}) is not on the import list of {what}: its exporter adds it with "
+            f"{lister} (pids from aclrtDeviceGetBareTgid), or exports with {disable}",
+        )
+
+
+def check_peer(what: str, owner: Device, device: Device, peer_allowed: bool, flag: str) -> None:
+    """`what` lives on `owner`; importing it on another device needs the peer-access import flag `flag`."""
+    if owner is not device and not peer_allowed:
+        raise AclError(
+            ACL_ERROR_RT_PARAM_INVALID,
+            f"{what} is on device {owner.index} and this thread's device is {device.index}: import it with {flag}",
+        )
 
 
 class IpcCalls(NotifyCalls):
@@ -96,18 +117,10 @@ class IpcCalls(NotifyCalls):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{key!r} is not the key of a live exported notify")
         if notify.handle in self.notifies:
             return notify.handle
-        if notify.pid_validation and caller_pid() not in notify.import_pids:
-            raise AclError(
-                ACL_ERROR_RT_PARAM_INVALID,
-                f"this process (pid {caller_pid()}) is not on the import list of {notify}: its owner adds it with "
-                "aclrtNotifySetImportPid, or exports with ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION",
-            )
-        if notify.device is not device and not flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS:
-            raise AclError(
-                ACL_ERROR_RT_PARAM_INVALID,
-                f"{notify} is on device {notify.device.index} and this thread's device is {device.index}: import it "
-                "with ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS",
-            )
+        check_importer(str(notify), notify.pid_validation, notify.import_pids, "aclrtNotifySetImportPid",
+                       "ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION")  # fmt: skip
+        check_peer(str(notify), notify.device, device, bool(flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS),
+                   "ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS")  # fmt: skip
         self.check_handles()
         self.notifies[notify.handle] = notify
         self.imported_notifies.add(notify.handle)

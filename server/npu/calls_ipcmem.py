@@ -22,7 +22,7 @@ from proto.constants import (
 from proto.errors import ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID, AclError
 from server.npu.allocator import OutOfSpace
 from server.npu.arena import Allocation
-from server.npu.caller import caller_pid
+from server.npu.calls_ipc import check_importer, check_peer
 from server.npu.context import Context, acl_call, require
 from server.npu.device import Device
 from server.npu.vmem import VirtualSpace, Window
@@ -111,18 +111,10 @@ class IpcMemoryCalls(Context):
             raise AclError(bad, f"{key!r} is not the key of live IPC memory (its exporter may have closed or freed it)")
         if key in self.ipc_imports:
             raise AclError(bad, f"{export} is already imported here (at {self.ipc_imports[key][1].va:#x})")
-        if export.pid_validation and caller_pid() not in export.import_pids:
-            raise AclError(
-                bad,
-                f"this process (pid {caller_pid()}) is not on the import list of {export}: its exporter adds it with "
-                "aclrtIpcMemSetImportPid, or exports with ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION",
-            )
-        if export.device is not device and not flags & ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS:
-            raise AclError(
-                bad,
-                f"{export} is on device {export.device.index} and this thread's device is {device.index}: import it "
-                "with ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS",
-            )
+        check_importer(str(export), export.pid_validation, export.import_pids, "aclrtIpcMemSetImportPid",
+                       "ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION")  # fmt: skip
+        check_peer(str(export), export.device, device, bool(flags & ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS),
+                   "ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS")  # fmt: skip
         start = export.ptr - export.device.arena.base
         try:
             window = device.virtual.open_window(

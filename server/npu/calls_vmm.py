@@ -35,7 +35,7 @@ from proto.errors import (
 )
 from server.npu.allocator import OutOfSpace
 from server.npu.arena import MemoryFault
-from server.npu.caller import caller_pid
+from server.npu.calls_ipc import check_importer
 from server.npu.context import Context, acl_call, require
 from server.npu.vmem import GRANULARITY, HUGE1G, PhysicalMemory, Reservation
 
@@ -286,13 +286,8 @@ class VirtualMemoryCalls(Context):
                 ACL_ERROR_RT_PARAM_INVALID,
                 f"{physical} is already held by this process: a shareable handle is imported in another process",
             )
-        if physical.pid_validation and caller_pid() not in physical.import_pids:
-            raise AclError(
-                ACL_ERROR_RT_PARAM_INVALID,
-                f"this process (pid {caller_pid()}) is not on the whitelist of shareable handle {shareable_handle:#x}: "
-                "its exporter adds it with aclrtMemSetPidToShareableHandle (pids from aclrtDeviceGetBareTgid), or "
-                "exports with ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION",
-            )
+        check_importer(f"shareable handle {shareable_handle:#x}", physical.pid_validation, physical.import_pids,
+                       "aclrtMemSetPidToShareableHandle", "ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION")  # fmt: skip
         physical.refs += 1
         self.physicals[physical.handle] = physical
         return physical.handle
