@@ -75,7 +75,7 @@ def install(app: FastAPI) -> None:
                     if e.device is dev
                 ],
                 "models": [
-                    {"handle": m.handle, "state": m.state.value, "executions": m.executions}
+                    {"handle": m.handle, "state": m.state, "executions": m.executions}
                     for m in c.runtime.models.values()
                     if m.device is dev
                 ],
@@ -94,7 +94,7 @@ def install(app: FastAPI) -> None:
                     "handle": found.handle,
                     "context": c.id,
                     "device": found.device.index,
-                    "state": found.state.value,
+                    "state": found.state,
                     "executions": found.executions,
                     "groups": [
                         {"handle": g.handle, "kernels": [k.describe() for k in g.kernels], "updates": g.updates_applied}

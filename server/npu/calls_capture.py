@@ -19,7 +19,7 @@ from proto.errors import (
 from server.npu.caller import caller_thread
 from server.npu.capture import Capture
 from server.npu.context import Context, acl_call, require
-from server.npu.model import ModelRI, ModelState, TaskGroup, Update, UpdateApplyTask
+from server.npu.model import ModelRI, ModelStatus, TaskGroup, Update, UpdateApplyTask
 from server.npu.stream import Stream
 
 RELAXED = aclmdlRICaptureMode.ACL_MODEL_RI_CAPTURE_MODE_RELAXED
@@ -76,7 +76,7 @@ class CaptureCalls(Context):
             self.drop_model(capture.model)
             raise problem
         capture.model.lanes = list(capture.lanes.values())
-        capture.model.state = ModelState.READY
+        capture.model.status = ModelStatus.READY
         return capture.model.handle
 
     @acl_call

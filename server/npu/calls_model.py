@@ -11,12 +11,11 @@ from proto.errors import (
     ACL_ERROR_RT_MODEL_CAPTURED,
     ACL_ERROR_RT_MODEL_CONTEXT,
     ACL_ERROR_RT_MODEL_EXECUTE,
-    ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
 from server.npu.calls_capture import CaptureCalls
 from server.npu.context import acl_call, require
-from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelExecuteTask, ModelRI, ModelState
+from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelExecuteTask, ModelRI
 from server.npu.stream import Task
 from server.npu.tasks import KernelTask, RecordTask, ResetTask, WaitTask
 from server.npu.trace import Where
@@ -40,7 +39,7 @@ class ModelCalls(CaptureCalls):
     @acl_call
     def aclmdlRIExecuteAsync(self, model: int | None, stream: int | None) -> None:
         """Queue one replay of `model` on `stream`; replays of one model run one at a time."""
-        target = self._model(model)
+        target = self.model(model)
         on = self.idle_stream(stream, "aclmdlRIExecuteAsync")
         self._runnable(target, on.device.index)
         self.issue(on, ModelExecuteTask(target))
@@ -49,7 +48,7 @@ class ModelCalls(CaptureCalls):
     async def aclmdlRIExecute(self, model: int | None, timeout: int) -> None:
         """Replay `model` and wait for it; `timeout` in ms, -1 to wait forever."""
         require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
-        target = self._model(model)
+        target = self.model(model)
         self._runnable(target, self.device().index)
         replay = asyncio.ensure_future(target.replay(_HostLane(self, target.device.index)))
         done, _ = await asyncio.wait({replay}, timeout=None if timeout == -1 else timeout / 1000)
@@ -61,8 +60,8 @@ class ModelCalls(CaptureCalls):
     async def aclmdlRIDestroy(self, model: int | None) -> None:
         """Waits up to 10 s for a running replay to finish, as the runtime does (a replay blocked on an event that
         is never recorded goes on until its stream is destroyed); the model's task groups go with it."""
-        target = self._model(model)
-        if target.state is ModelState.CAPTURING:
+        target = self.model(model)
+        if target.capturing:
             raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{target} is still capturing: end the capture first")
         self.drop_model(target)
         with contextlib.suppress(TimeoutError):
@@ -71,8 +70,8 @@ class ModelCalls(CaptureCalls):
     @acl_call
     def aclmdlRIDebugPrint(self, model: int | None) -> str:
         """A readable dump of the model (the runtime writes it to its log; vnpu returns it)."""
-        target = self._model(model)
-        lines = [f"{target}: {target.state.value}, {len(target.lanes)} stream(s), {target.executions} execution(s)"]
+        target = self.model(model)
+        lines = [f"{target}: {target.state}, {len(target.lanes)} stream(s), {target.executions} execution(s)"]
         for index, lane in enumerate(target.lanes):
             origin = " (origin)" if index == 0 else ""
             lines.append(f"  stream #{index}{origin}, captured from stream {lane.stream_handle:#x}:")
@@ -87,7 +86,7 @@ class ModelCalls(CaptureCalls):
     def aclmdlRIDebugJsonPrint(self, model: int | None, path: str | None, flags: int) -> str:
         """The model as chrome-trace JSON (spec 1.2). The daemon cannot write the caller's `path`: the text is
         returned and the client writes it."""
-        target = self._model(model)
+        target = self.model(model)
         require(flags in (0, 1), f"flags {flags} is not ACL_MDLRI_DEBUG_JSON_PRINT_SUMMARY (0) or _VERBOSE (1)")
         events = []
         for index, lane in enumerate(target.lanes):
@@ -113,16 +112,9 @@ class ModelCalls(CaptureCalls):
                 )
         return json.dumps(events, indent=1 if flags else None)
 
-    def _model(self, handle: int | None) -> ModelRI:
-        require(bool(handle), "modelRI is NULL")
-        model = self.models.get(handle or 0)
-        if model is None:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a model of this context")
-        return model
-
     @staticmethod
     def _runnable(model: ModelRI, device: int) -> None:
-        if model.state is ModelState.CAPTURING:
+        if model.capturing:
             raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{model} is still capturing: end the capture first")
         if model.device.index != device:
             raise AclError(ACL_ERROR_RT_MODEL_CONTEXT, f"{model} belongs to device {model.device.index}, not {device}")

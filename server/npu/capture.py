@@ -19,7 +19,7 @@ from proto.errors import (
     ACL_ERROR_STREAM_TASK_GROUP_STATUS,
     AclError,
 )
-from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelLane, ModelRI, TaskGroup
+from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelLane, ModelRI, ModelStatus, TaskGroup
 from server.npu.tasks import KernelTask
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ class Capture:
     def invalidate(self, error: AclError) -> None:
         if self.invalid is None:
             self.invalid = error
+            self.model.status = ModelStatus.CAPTURE_INVALIDATED
 
     def add(self, stream: Stream, task: Task) -> None:
         """Record `task`, issued to `stream`, into the model (the group rules first)."""
@@ -72,9 +73,10 @@ class Capture:
                     f"only kernel launches (aclnn phase 2) may be in a task group, not {task.describe()}",
                 )
             assert isinstance(task, KernelTask)
+            self.model.number(task)
             self.group_kernels.append(task)
             return
-        self.lanes[stream].tasks.append(task)
+        self.model.persist(self.lanes[stream], task)
 
     def begin_group(self, stream: Stream, handle: int) -> None:
         self.group = GroupTask(TaskGroup(handle, self.model))

@@ -25,6 +25,7 @@ from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_REPEAT_FINALIZE,
     ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_MEMORY_ALLOCATION,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
@@ -41,7 +42,7 @@ from server.npu.capture import Capture
 from server.npu.device import Device, Machine
 from server.npu.event import Event
 from server.npu.hostmem import HostBuffer
-from server.npu.model import ModelRI, ModelState, TaskGroup, Update
+from server.npu.model import ModelRI, TaskGroup, Update
 from server.npu.notify import Notify
 from server.npu.stream import Stream, Task
 from server.npu.vmem import Mapping, PhysicalMemory, Reservation, Window
@@ -149,6 +150,7 @@ class Context:
         self.res_limits: dict[tuple[int, int], int] = {}  # (device, aclrtDevResLimitType) -> cores allowed
         self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
         self.models: dict[int, ModelRI] = {}
+        self.gone: dict[int, str] = {}  # handles this context destroyed lately -> what they were (bounded)
         self.groups: dict[int, TaskGroup] = {}
         self.capturing: dict[Stream, Capture] = {}  # every stream of every active capture
         self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
@@ -229,6 +231,27 @@ class Context:
                 f"{api} is not allowed on {stream} while it is capturing ({self.capturing[stream]})",
             )
         return stream
+
+    def model(self, handle: int | None, null_code: int = ACL_ERROR_INVALID_PARAM) -> ModelRI:
+        """The model `handle` of this context (its sub-models included); NULL answers `null_code`, any other
+        handle that is not a live model of this context 107017, as the runtime's handle validation does."""
+        require(bool(handle), "modelRI is NULL", null_code)
+        model = self.models.get(handle or 0)
+        if model is None:
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("model", handle or 0))
+        return model
+
+    def not_a(self, what: str, handle: int) -> str:
+        """Why `handle` is not a live `what` of this context."""
+        if self.gone.get(handle) == what:
+            return f"{handle:#x} is a {what} that was destroyed"
+        return f"{handle:#x} is not a {what} of this context"
+
+    def bury(self, handle: int, what: str) -> None:
+        """Remember that `handle`, a `what`, was destroyed (to say so when it is used again)."""
+        if len(self.gone) >= 4096:
+            self.gone.pop(next(iter(self.gone)))
+        self.gone[handle] = what
 
     def event(self, handle: int | None) -> Event:
         require(bool(handle), "event is NULL")
@@ -332,11 +355,12 @@ class Context:
 
     def drop_model(self, model: ModelRI) -> None:
         """Forget `model` and its task groups (a replay in progress finishes on its own)."""
-        model.state = ModelState.DESTROYED
+        model.release()
         for handle in model.groups:
             self.groups.pop(handle, None)
         if self.models.pop(model.handle, None) is not None:
             model.device.models.give()
+            self.bury(model.handle, "model")
 
     def captures(self) -> list[Capture]:
         return list({id(c): c for c in self.capturing.values()}.values())

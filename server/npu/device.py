@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +55,23 @@ class Limit:
         self.used -= 1
 
 
+class IdPool:
+    """Small integer ids, the smallest free one first (the driver's model ids: freed and reused)."""
+
+    def __init__(self) -> None:
+        self._free: list[int] = []
+        self._next = 0
+
+    def take(self) -> int:
+        if self._free:
+            return heapq.heappop(self._free)
+        self._next += 1
+        return self._next - 1
+
+    def give(self, ident: int) -> None:
+        heapq.heappush(self._free, ident)
+
+
 class Device:
     """One virtual NPU: its memory (an Arena) and its limits on streams, events and models."""
 
@@ -76,6 +94,7 @@ class Device:
         self.streams = Limit("stream", max_streams, ACL_ERROR_RT_NO_STREAM_RESOURCE)
         self.events = Limit("event", max_events, ACL_ERROR_RT_NO_EVENT_RESOURCE)
         self.models = Limit("model", max_models, ACL_ERROR_RT_NO_MODEL_RESOURCE)
+        self.model_ids = IdPool()  # aclmdlRIGetId
         self.stream_ids = count()  # aclrtStreamGetId
         self.notify_ids = count()  # aclrtGetNotifyId
         self.started = time.perf_counter()  # the device clock's zero (aclrtEventGetTimestamp)

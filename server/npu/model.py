@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,10 +30,31 @@ if TYPE_CHECKING:
     from server.npu.stream import Lane, Task
 
 
-class ModelState(Enum):
-    CAPTURING = "capturing"
-    READY = "ready"
-    DESTROYED = "destroyed"
+class ModelStatus(IntEnum):
+    """A capture model's status (the runtime's RtCaptureModelStatus, modelri spec 3.1); a Build model stays NONE."""
+
+    NONE = 0
+    CAPTURE_ACTIVE = 1
+    CAPTURE_INVALIDATED = 2
+    UPDATING = 3
+    FAULT = 4
+    READY = 5
+
+
+class ModelKind(Enum):
+    CAPTURE = "capture"  # aclmdlRICaptureBegin .. End
+    BUILD = "build"  # aclmdlRIBuildBegin: bound persistent streams
+    SUB = "sub"  # a branch of a conditional task (aclmdlRIAddCondTask), captured with aclmdlRICaptureToModelRIBegin
+
+
+_STATE_NAMES = {
+    ModelStatus.NONE: "built",
+    ModelStatus.CAPTURE_ACTIVE: "capturing",
+    ModelStatus.CAPTURE_INVALIDATED: "invalidated",
+    ModelStatus.UPDATING: "updating",
+    ModelStatus.FAULT: "fault",
+    ModelStatus.READY: "ready",
+}
 
 
 @dataclass(eq=False)
@@ -148,13 +169,22 @@ class ReplayLane:
 
 
 class ModelRI:
-    """aclmdlRI: a model runtime instance built by stream capture."""
+    """aclmdlRI: a model runtime instance, captured (or a conditional branch of one) or built from bound streams.
 
-    def __init__(self, handle: int, device: Device) -> None:
+    `ident` is the runtime's model id (aclmdlRIGetId): the smallest free one of its device. Tasks enter a lane
+    only through `persist`, which numbers them in the model-wide order they were issued (aclmdlRITaskGetSeqId)."""
+
+    def __init__(self, handle: int, device: Device, kind: ModelKind = ModelKind.CAPTURE) -> None:
         self.handle = handle
         self.device = device
-        self.state = ModelState.CAPTURING
+        self.kind = kind
+        self.status = ModelStatus.CAPTURE_ACTIVE if kind is ModelKind.CAPTURE else ModelStatus.NONE
+        self.destroyed = False
+        self.ident = device.model_ids.take()
+        self.name = ""  # aclmdlRISetName
         self.lanes: list[ModelLane] = []
+        self.seq_ids: dict[int, int] = {}  # id() of a persisted task -> its sequence number
+        self._next_seq = 0
         self.groups: dict[int, TaskGroup] = {}
         self.executions = 0
         self._running = asyncio.Lock()
@@ -165,6 +195,33 @@ class ModelRI:
     @property
     def running(self) -> bool:
         return self._running.locked()
+
+    @property
+    def state(self) -> str:
+        """What views and the CLI show."""
+        if self.destroyed:
+            return "destroyed"
+        return _STATE_NAMES[self.status]
+
+    @property
+    def capturing(self) -> bool:
+        return self.status in (ModelStatus.CAPTURE_ACTIVE, ModelStatus.CAPTURE_INVALIDATED)
+
+    def persist(self, lane: ModelLane, task: Task) -> None:
+        """Append `task` to `lane`, numbering it."""
+        self.number(task)
+        lane.tasks.append(task)
+
+    def number(self, task: Task) -> None:
+        """Give `task` the model's next sequence number (a kernel of a task group is numbered at its launch)."""
+        self.seq_ids[id(task)] = self._next_seq
+        self._next_seq += 1
+
+    def release(self) -> None:
+        """The model is destroyed: its id goes back to the device."""
+        if not self.destroyed:
+            self.destroyed = True
+            self.device.model_ids.give(self.ident)
 
     def records(self) -> list[CaptureRecord]:
         return [t for lane in self.lanes for t in lane.tasks if isinstance(t, CaptureRecord)]

@@ -123,7 +123,7 @@ def svg(model: ModelRI) -> str:
         ".edge{stroke:#2b6cb0;stroke-dasharray:4 3;stroke-width:1.5}</style>"
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto"><path d="M0,0L10,5L0,10z" fill="#2b6cb0"/></marker></defs>'
-        f'<text x="20" y="14" font-weight="bold">model {model.handle:#x} · {model.state.value} · '
+        f'<text x="20" y="14" font-weight="bold">model {model.handle:#x} · {model.state} · '
         f"{model.executions} execution(s)</text>" + "".join(parts) + "</svg>"
     )
 

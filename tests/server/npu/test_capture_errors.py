@@ -31,6 +31,7 @@ from proto.errors import (
     ACL_ERROR_RT_EVENT_CAPTURED,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INTERNAL_ERROR,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_MODEL_CAPTURED,
     ACL_ERROR_RT_NO_MODEL_RESOURCE,
     ACL_ERROR_RT_PARAM_INVALID,
@@ -170,7 +171,7 @@ async def test_end_on_a_joined_stream_destroys_the_capture(kit: Kit) -> None:
     _, model = rt.aclmdlRICaptureGetInfo(s2)
     kit.fails(ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED, rt.aclmdlRICaptureEnd, s2)
     assert rt.aclmdlRICaptureGetInfo(kit.s) == (ACL_MODEL_RI_CAPTURE_STATUS_NONE, 0)
-    kit.fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclmdlRIExecuteAsync, model, kit.s)  # the model is gone
+    kit.fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclmdlRIExecuteAsync, model, kit.s)  # the model is gone
     await kit.stream_works()
 
 

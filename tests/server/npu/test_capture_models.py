@@ -20,8 +20,8 @@ from proto.constants import (
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_DEVICE_MEM_ERROR,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_MODEL_EXECUTE,
-    ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
 from server.npu import Runtime
@@ -141,7 +141,7 @@ async def test_execute_synchronously_with_timeout(rt: Runtime) -> None:
     np.testing.assert_array_equal(y.read(), 2 * np.ones(4))
     with pytest.raises(AclError) as info:
         rt.aclmdlRIExecuteAsync(model, s)
-    assert info.value.code == ACL_ERROR_RT_PARAM_INVALID
+    assert info.value.code == ACL_ERROR_RT_INVALID_HANDLE
 
 
 async def test_destroy_waits_for_a_running_replay(rt: Runtime) -> None:
