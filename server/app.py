@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 
 from server.api import dashboard, echo, errors, metrics, observe, rest, views, ws
+from server.api.auth import redact_server_logs
 from server.api.metrics import Metrics
 from server.api.sessions import Registry
 from server.api.settings import Settings
@@ -23,6 +24,7 @@ log = logging.getLogger("vnpu")
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
+    redact_server_logs()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -61,7 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
-    errors.install(app, settings.tokens)
+    errors.install(app, settings)
     rest.install(app)
     ws.install(app)
     views.install(app)

@@ -20,7 +20,7 @@ from fastapi import FastAPI, WebSocket
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from server.api.auth import Unauthorized, tenant_of
+from server.api.auth import Unauthorized, offered_subprotocol, tenant_of
 from server.api.observe import trace_payload
 from server.api.ws import refuse
 
@@ -66,7 +66,7 @@ async def trace_live(websocket: WebSocket) -> None:
     except Unauthorized as error:
         await refuse(websocket, error)
         return
-    await websocket.accept()
+    await websocket.accept(subprotocol=offered_subprotocol(websocket))
     since = websocket.app.state.machine.tracer.clock() - _window(websocket.query_params.get("window"))
     receiving = asyncio.ensure_future(websocket.receive())  # the client sends nothing; this sees it leave
     try:

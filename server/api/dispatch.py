@@ -40,7 +40,8 @@ async def call(
         code = error.code
         raise
     finally:
-        session.metrics.call(api if api in CALLS else "unknown", code, time.perf_counter() - start)
+        counted = api if api in CALLS else "unknown"
+        session.metrics.call(session.context.tenant, counted, code, time.perf_counter() - start)
 
 
 def lookup(api: str) -> Call:

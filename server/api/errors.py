@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -25,6 +25,9 @@ from proto.errors import (
     AclError,
 )
 from server.api.auth import RequireToken, Unauthorized, unauthorized_response
+
+if TYPE_CHECKING:
+    from server.api.settings import Settings
 
 log = logging.getLogger("vnpu.api")
 
@@ -122,9 +125,9 @@ class AnswerCutOffCalls:
             raise
 
 
-def install(app: FastAPI, tokens: dict[str, str]) -> None:
+def install(app: FastAPI, settings: Settings) -> None:
     app.add_middleware(AnswerCutOffCalls)
-    app.add_middleware(RequireToken, tokens=tokens)
+    app.add_middleware(RequireToken, settings=settings)
 
     @app.exception_handler(AclError)
     async def acl_error(request: Request, error: AclError) -> JSONResponse:

@@ -34,6 +34,7 @@ class Settings:
     max_events: int = 65536  # legacy events per device
     token: str | None = None  # one tenant, "default"
     tokens_file: str | None = None  # "tenant token" per line
+    operator_token: str | None = field(default=None, repr=False)  # /metrics with every tenant's series, nothing else
     log_level: str = "info"
     ssl_certfile: str | None = None  # HTTPS/WSS (or put a TLS reverse proxy in front)
     ssl_keyfile: str | None = None
@@ -59,6 +60,8 @@ class Settings:
                     if len(parts) != 2:
                         raise ValueError(f"{self.tokens_file}:{number}: expected 'tenant token'")
                     self.tokens[parts[1]] = parts[0]
+        if self.operator_token and self.operator_token in self.tokens:
+            raise ValueError("the operator token must differ from every tenant's token")
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: object) -> Settings:

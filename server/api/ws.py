@@ -25,7 +25,7 @@ from starlette.websockets import WebSocketState
 from proto.envelope import Request, error_envelope, parse_request, result_envelope
 from proto.errors import ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_INVALID_PARAM, AclError
 from server.api import dispatch
-from server.api.auth import Unauthorized, tenant_of
+from server.api.auth import Unauthorized, offered_subprotocol, tenant_of
 from server.api.errors import error_response
 from server.api.sessions import Registry, Session
 
@@ -145,7 +145,7 @@ class Connection:
             if not error.api:
                 error.api = request.api
             if not request.reply:
-                self.session.metrics.pipelined_errors[error.api] += 1
+                self.session.metrics.pipelined_error(self.session.context.tenant, error.api)
             reply = error_envelope(request.id, error, request.thread)
         except Exception as error:
             log.exception("vnpu fault in %s", request.api)
@@ -195,7 +195,7 @@ def install(app: FastAPI) -> None:
         except (Unauthorized, AclError) as error:
             await refuse(websocket, error)
             return
-        await websocket.accept()
+        await websocket.accept(subprotocol=offered_subprotocol(websocket))
         connection = Connection(
             websocket, session, settings.max_pending, settings.max_message, settings.max_pending_bytes
         )

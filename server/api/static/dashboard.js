@@ -299,8 +299,9 @@
     const url = new URL('v1/trace/live', location.href);
     url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
     url.searchParams.set('window', String(WINDOW_S));
-    if (token()) url.searchParams.set('token', token());
-    socket = new WebSocket(url);
+    // the token travels as a subprotocol, never in the URL (URLs end up in access logs)
+    const hex = Array.from(new TextEncoder().encode(token() || ''), (b) => b.toString(16).padStart(2, '0')).join('');
+    socket = token() ? new WebSocket(url, ['vnpu', `vnpu.token.${hex}`]) : new WebSocket(url);
     socket.onopen = () => { liveOpen = true; };
     socket.onmessage = (message) => {
       const payload = JSON.parse(message.data);
