@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
 import os
@@ -138,6 +139,7 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from server.api.settings import Settings, parse_size
+    from server.api.slowclients import guarded
     from server.app import create_app
 
     settings = Settings.from_env(
@@ -169,6 +171,7 @@ def serve(args: argparse.Namespace) -> int:
     # then raises it again for the previous handler; with the default one the process would die by the signal
     # (exit status 143) after a clean shutdown. This handler makes that a plain exit 0 (before uvicorn starts too).
     signal.signal(signal.SIGTERM, _exit_cleanly)
+    _raise_open_files_limit()
     uvicorn.run(
         create_app(settings),
         host=settings.host,
@@ -179,8 +182,20 @@ def serve(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=math.ceil(settings.shutdown_deadline),  # uvicorn takes whole seconds
         ssl_certfile=settings.ssl_certfile,
         ssl_keyfile=settings.ssl_keyfile,
+        http=guarded(settings.head_timeout),
     )
     return 0
+
+
+def _raise_open_files_limit() -> None:
+    """Every connection is a file descriptor: allow as many as the hard limit does (often 1024 by default)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1 << 20 if hard == resource.RLIM_INFINITY else hard
+    if soft < wanted:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 def demo(args: argparse.Namespace) -> int:

@@ -44,6 +44,7 @@ class Settings:
     context_handles: int | None = 100_000  # streams, events, models, task groups per context
     max_pending: int = 4096  # calls queued per connection and client thread before the reader stops
     max_pending_bytes: int = 64 << 20  # bytes of calls queued per connection before the reader stops
+    head_timeout: float = 10.0  # seconds a connection has to send a complete request head (slowloris)
     session_idle: float = 600.0  # seconds before an idle REST session ends
     context_grace: float = 2.0  # seconds a context outlives its last session
     shutdown_deadline: float = 10.0  # seconds queued work may take at shutdown
@@ -90,6 +91,6 @@ def _convert(name: str, raw: str) -> object:
     if name in ("port", "devices", "max_models", "max_streams", "max_events", "context_handles", "max_pending",
                 "trace_capacity"):  # fmt: skip
         return int(raw)
-    if name in ("session_idle", "context_grace", "shutdown_deadline"):
+    if name in ("session_idle", "context_grace", "shutdown_deadline", "head_timeout"):
         return float(raw)
     return raw

@@ -128,6 +128,8 @@ class Stream:
         try:
             await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
+            self._reached = [entry for entry in self._reached if entry[2] is not future]  # a poll keeps nothing
+            heapq.heapify(self._reached)
             return False
         return True
 

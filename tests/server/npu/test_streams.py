@@ -161,3 +161,17 @@ async def test_large_copies_run_off_the_loop_in_order(rt: Runtime, machine: Mach
     out = np.frombuffer(read(rt, b, n), np.uint8)
     assert out[0] == 0
     np.testing.assert_array_equal(out[1:], data[1:])
+
+
+async def test_timed_out_polls_keep_no_waiter(rt: Runtime) -> None:
+    """Reliability 24: each timed-out synchronize left its future in the stream's heap for good."""
+    s = rt.aclrtCreateStream()
+    ev = rt.aclrtCreateEventWithFlag(ACL_EVENT_SYNC)
+    rt.aclrtStreamWaitEvent(s, ev)
+    for _ in range(200):
+        with pytest.raises(AclError) as info:
+            await rt.aclrtSynchronizeStreamWithTimeout(s, 1)
+        assert info.value.code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+    assert rt.streams[s]._reached == []  # the heap of waiters is what leaked
+    rt.aclrtRecordEvent(ev, 0)
+    await rt.aclrtSynchronizeStreamWithTimeout(s, -1)
