@@ -496,6 +496,24 @@ _CALLS: tuple[Call, ...] = (
         out=(("trace", str),),
         doc="Returns the chrome-trace JSON; the client writes it to `path`.",
     ),
+    # Build API: a model from bound persistent streams, and its stream-control tasks (not pipelined: build time)
+    call("aclmdlRIBuildBegin", ("flag", U32), out=(("modelRI", U64),)),
+    call("aclmdlRIBindStream", ("modelRI", Handle), ("stream", Stream), ("flag", U32)),
+    call("aclmdlRIEndTask", ("modelRI", Handle), ("stream", Stream)),
+    call("aclmdlRIBuildEnd", ("modelRI", Handle), ("reserve", Ptr)),
+    call("aclmdlRIUnbindStream", ("modelRI", Handle), ("stream", Stream)),
+    call("aclrtActiveStream", ("activeStream", Stream), ("stream", Stream)),
+    call(
+        "aclrtSwitchStream",
+        ("leftValue", Ptr),
+        ("cond", I32),
+        ("rightValue", Ptr),
+        ("dataType", I32),
+        ("trueStream", Stream),
+        ("falseStream", Stream),
+        ("stream", Stream),
+        doc="Compares *leftValue and *rightValue (int32 or int64) when the task runs; falseStream must be NULL.",
+    ),
     # aclnn phase 2
     *(_launch(op) for op in OPS),
     # vnpu's own: pinned host memory seen from a remote client

@@ -37,6 +37,11 @@ class CaptureCalls(Context):
                 ACL_ERROR_RT_INTERNAL_ERROR,
                 f"{target} was created with ACL_STREAM_CPU_SCHEDULE, which cannot be captured",
             )
+        if target in self.bound:
+            raise AclError(
+                ACL_ERROR_RT_STREAM_MODEL,
+                f"{target} is bound to {self.bound[target].model} (aclmdlRIBindStream): a model stream cannot capture",
+            )
         self.check_handles()
         target.device.models.take()
         model = ModelRI(self.machine.new_handle(), target.device)

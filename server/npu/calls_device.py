@@ -151,6 +151,7 @@ class DeviceCalls(Context):
                 update.group.updater = None
                 del self.updating[stream]
         for stream in streams:  # closing a stream releases a replay's waits on it
+            self.unbind(stream)
             await stream.close()
             stream.device.streams.give()
             self.streams.pop(stream.handle, None)

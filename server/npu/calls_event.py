@@ -190,8 +190,11 @@ class EventCalls(CaptureEvents):
         self._fix_flag(target, "record_kind", flag, api)
         if flag == ACL_EVENT_RECORD_EXTERNAL:
             self._external(target, on, api)
+        self._model_stream_event(target, on, api)
         self.refuse_default_stream(on, api)
-        if not self.record_in_capture(target, on, api):
+        if on in self.bound:  # persisted into a Build model: its replays are no host-visible records
+            self.issue(on, RecordTask(api, target, None))
+        elif not self.record_in_capture(target, on, api):
             self.issue(on, RecordTask(api, target, target.issue_record(on)))
 
     def _external(self, event: Event, stream: Stream, api: str) -> None:
@@ -240,6 +243,7 @@ class EventCalls(CaptureEvents):
         self._fix_flag(target, "wait_kind", flag, api)
         if flag:
             self._external(target, on, api)
+        self._model_stream_event(target, on, api)
         self.refuse_default_stream(on, api)
         if self.wait_in_capture(on, target, timeout, api):  # there, a wait on such an event is 107000 (spec 3.2)
             return
@@ -275,6 +279,17 @@ class EventCalls(CaptureEvents):
             raise AclError(
                 ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, f"the record of event {event:#x} did not run within {timeout:g} s"
             ) from None
+
+    def _model_stream_event(self, event: Event, stream: Stream, api: str) -> None:
+        """A stream bound to a Build model records and waits only on events of aclrtCreateEventWithFlag (modelri
+        spec 2): an Ex event or one of aclrtCreateEvent (the runtime's RT_EVENT_DEFAULT flags) -> 207000."""
+        lane = self.bound.get(stream)
+        if lane is not None and (not event.legacy or event.api == "aclrtCreateEvent"):
+            raise AclError(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                f"{api}: {stream} is bound to {lane.model}, whose streams cannot use {event}; create the event with "
+                "aclrtCreateEventWithFlag(ACL_EVENT_SYNC)",
+            )
 
     def _not_ipc_in_capture(self, event: Event, stream: Stream, api: str) -> None:
         if event.flags & ACL_EVENT_IPC and stream in self.capturing:

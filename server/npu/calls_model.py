@@ -11,8 +11,11 @@ from proto.errors import (
     ACL_ERROR_RT_MODEL_CAPTURED,
     ACL_ERROR_RT_MODEL_CONTEXT,
     ACL_ERROR_RT_MODEL_EXECUTE,
+    ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
     AclError,
 )
+from server.npu.build import BuildModel, runnable_build
 from server.npu.calls_capture import CaptureCalls
 from server.npu.context import acl_call, require
 from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelExecuteTask, ModelRI
@@ -40,6 +43,12 @@ class ModelCalls(CaptureCalls):
     def aclmdlRIExecuteAsync(self, model: int | None, stream: int | None) -> None:
         """Queue one replay of `model` on `stream`; replays of one model run one at a time."""
         target = self.model(model)
+        bound = self.bound.get(self.stream(stream))
+        if bound is not None:
+            raise AclError(
+                ACL_ERROR_RT_PARAM_INVALID,
+                f"stream {bound.stream_handle:#x} is bound to {bound.model}: execute a model on an ordinary stream",
+            )
         on = self.idle_stream(stream, "aclmdlRIExecuteAsync")
         self._runnable(target, on.device.index)
         self.issue(on, ModelExecuteTask(target))
@@ -47,13 +56,19 @@ class ModelCalls(CaptureCalls):
     @acl_call
     async def aclmdlRIExecute(self, model: int | None, timeout: int) -> None:
         """Replay `model` and wait for it; `timeout` in ms, -1 to wait forever."""
-        require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
+        build = isinstance(self.models.get(model or 0), BuildModel)  # modelRI first, then timeout: 107000
+        if not build:
+            require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
         target = self.model(model)
+        require(
+            timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}", ACL_ERROR_RT_PARAM_INVALID
+        )
         self._runnable(target, self.device().index)
         replay = asyncio.ensure_future(target.replay(_HostLane(self, target.device.index)))
         done, _ = await asyncio.wait({replay}, timeout=None if timeout == -1 else timeout / 1000)
         if not done:  # the replay goes on; the model stays consistent
-            raise AclError(ACL_ERROR_RT_MODEL_EXECUTE, f"{target} did not finish within {timeout} ms")
+            code = ACL_ERROR_RT_STREAM_SYNC_TIMEOUT if isinstance(target, BuildModel) else ACL_ERROR_RT_MODEL_EXECUTE
+            raise AclError(code, f"{target} did not finish within {timeout} ms")
         replay.result()
 
     @acl_call
@@ -118,6 +133,8 @@ class ModelCalls(CaptureCalls):
             raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{model} is still capturing: end the capture first")
         if model.device.index != device:
             raise AclError(ACL_ERROR_RT_MODEL_CONTEXT, f"{model} belongs to device {model.device.index}, not {device}")
+        if isinstance(model, BuildModel):
+            runnable_build(model)
 
 
 def _task_type(task: Task) -> aclmdlRITaskType:

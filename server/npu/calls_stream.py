@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from proto.constants import ACL_STOP_ON_FAILURE, ACL_STREAM_DEVICE_USE_ONLY, aclrtStreamStatus
+from proto.constants import ACL_STOP_ON_FAILURE, ACL_STREAM_DEVICE_USE_ONLY, ACL_STREAM_PERSISTENT, aclrtStreamStatus
 from proto.errors import (
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_CONTEXT,
+    ACL_ERROR_RT_STREAM_MODEL,
     AclError,
 )
 from server.npu.caller import caller_thread
@@ -51,6 +52,12 @@ class StreamCalls(Context):
             not target.default,
             f"{target} is the default stream of {self.stream_contexts[target.handle]}: it cannot be destroyed",
         )
+        if target in self.bound:
+            raise AclError(
+                ACL_ERROR_RT_STREAM_MODEL,
+                f"{target} is bound to {self.bound[target].model}: unbind it (aclmdlRIUnbindStream) or destroy the "
+                "model first",
+            )
         del self.streams[target.handle]
         self.stream_contexts.pop(target.handle, None)
         return target
@@ -62,7 +69,10 @@ class StreamCalls(Context):
 
     @acl_call
     async def aclrtSynchronizeStream(self, stream: int | None) -> None:
-        await self.idle_stream(stream, "aclrtSynchronizeStream").synchronize("aclrtSynchronizeStream")
+        """An ACL_STREAM_PERSISTENT stream returns at once, as in the runtime (its work runs in a model)."""
+        target = self.idle_stream(stream, "aclrtSynchronizeStream")
+        if not target.flags & ACL_STREAM_PERSISTENT:
+            await target.synchronize("aclrtSynchronizeStream")
 
     @acl_call
     async def aclrtSynchronizeStreamWithTimeout(self, stream: int | None, timeout: int) -> None:
@@ -70,12 +80,13 @@ class StreamCalls(Context):
         require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
         seconds = None if timeout == -1 else timeout / 1000
         target = self.idle_stream(stream, "aclrtSynchronizeStreamWithTimeout")
-        await target.synchronize("aclrtSynchronizeStreamWithTimeout", seconds)
+        if not target.flags & ACL_STREAM_PERSISTENT:
+            await target.synchronize("aclrtSynchronizeStreamWithTimeout", seconds)
 
     @acl_call
     def aclrtStreamQuery(self, stream: int | None) -> aclrtStreamStatus:
         target = self.idle_stream(stream, "aclrtStreamQuery")
-        if target.queued:
+        if target.queued and not target.flags & ACL_STREAM_PERSISTENT:
             return aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
         return aclrtStreamStatus.ACL_STREAM_STATUS_COMPLETE
 

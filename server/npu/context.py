@@ -36,6 +36,7 @@ from proto.errors import (
 )
 from server.npu import capture_modes
 from server.npu.arena import Allocation, MemoryFault
+from server.npu.build import BuildLane, BuildModel
 from server.npu.callbacks import Callbacks
 from server.npu.caller import caller_thread
 from server.npu.capture import Capture
@@ -154,6 +155,7 @@ class Context:
         self.groups: dict[int, TaskGroup] = {}
         self.capturing: dict[Stream, Capture] = {}  # every stream of every active capture
         self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
+        self.bound: dict[Stream, BuildLane] = {}  # persistent streams bound to a Build model (aclmdlRIBindStream)
         self.exchange_modes: dict[Hashable, aclmdlRICaptureMode] = {}
         self.last_task_ids: dict[Hashable, int] = {}  # thread -> the id of the last task it queued
         self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
@@ -335,7 +337,8 @@ class Context:
 
     def issue(self, stream: Stream, task: Task) -> None:
         """The one place where issued work enters the device: a stream in a task update collects it, a
-        capturing stream records it into its model, any other stream queues it."""
+        capturing stream records it into its model, a stream bound to a Build model persists it into its lane,
+        any other stream queues it."""
         update = self.updating.get(stream)
         if update is not None:
             update.collect(task)
@@ -343,6 +346,10 @@ class Context:
         capture = self.capturing.get(stream)
         if capture is not None:
             capture.add(stream, task)
+            return
+        lane = self.bound.get(stream)
+        if lane is not None and lane.model is not None:
+            lane.model.persist(lane, task)
             return
         thread = caller_thread()
         tid = thread[1] if isinstance(thread[1], int) else 0
@@ -354,13 +361,28 @@ class Context:
             self.capturing.pop(stream, None)
 
     def drop_model(self, model: ModelRI) -> None:
-        """Forget `model` and its task groups (a replay in progress finishes on its own)."""
+        """Forget `model` and its task groups (a replay in progress finishes on its own); a Build model's streams
+        are unbound."""
         model.release()
+        if isinstance(model, BuildModel):
+            for lane in list(model.lanes):
+                assert isinstance(lane, BuildLane) and lane.stream is not None
+                self.unbind(lane.stream)
         for handle in model.groups:
             self.groups.pop(handle, None)
         if self.models.pop(model.handle, None) is not None:
             model.device.models.give()
             self.bury(model.handle, "model")
+
+    def unbind(self, stream: Stream) -> None:
+        """`stream` leaves its Build model's lanes (with its persisted tasks) and is an ordinary stream again."""
+        lane = self.bound.pop(stream, None)
+        if lane is None or lane.model is None:
+            return
+        model = lane.model
+        model.lanes = [other for other in model.lanes if other is not lane]
+        if model.end is lane:
+            model.end = None
 
     def captures(self) -> list[Capture]:
         return list({id(c): c for c in self.capturing.values()}.values())

@@ -10,6 +10,7 @@ daemon's call table dispatches to it by name.
 from __future__ import annotations
 
 from server.npu.calls_aclnn import AclnnCalls
+from server.npu.calls_build import BuildCalls
 from server.npu.calls_callback import CallbackCalls
 from server.npu.calls_context import ContextCalls
 from server.npu.calls_devinfo import DeviceInfoCalls
@@ -49,6 +50,7 @@ class Runtime(
     NotifyCalls,
     CallbackCalls,
     ModelCalls,
+    BuildCalls,
     AclnnCalls,
 ):
     """The ACL runtime as seen by one client context (one process, in CANN terms)."""

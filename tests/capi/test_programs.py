@@ -420,3 +420,27 @@ def test_random_numbers_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path, bl
         assert codes.pop(f"{name}-sync" if blocking == "1" else f"{name}-launch") == 0
     assert "ACL_INT16" in lines["reuse-launch" if blocking == "1" else "reuse-sync"]
     assert {name: code for name, code in codes.items() if code != 0} == {}
+
+
+def test_the_model_switch_sample_from_c(toolkit: Path, tmp_path: Path) -> None:
+    """The Build API sample's flow (model_ri/2_model_switch): five persistent streams, switches on a device word
+    and activations; its output, as its README shows it (modelri spec 7). A daemon of its own: the 0.0000 line is
+    an allocation never written, which reads as zeros only in memory no earlier test used."""
+    binary = compile_program(toolkit, PROGRAMS / "model_switch.cpp", tmp_path)
+    logs = tmp_path / "daemon"
+    logs.mkdir()
+    with serving(logs) as fresh:
+        done = run_program(toolkit, binary, fresh)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    def vector(value: str) -> str:
+        return "[INFO]  The vector data is: " + f"{value}  " * 8
+
+    expected = []
+    for when, values in (
+        ("executing", ("3.4000", "0.0000", "5.4000")),
+        ("second execution", ("3.4000", "4.4000", "5.4000")),
+    ):
+        for index, value in enumerate(values, 1):
+            expected += [f"[INFO]  After {when}, print data{index}.", vector(value)]
+    assert done.stdout.splitlines() == expected

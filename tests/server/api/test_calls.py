@@ -298,6 +298,33 @@ async def exercise(c: Caller) -> None:
     await c("aclmdlRIExecute", modelRI=model, timeout=5000)
     await c("aclmdlRIDestroy", modelRI=model)
 
+    # the Build API: p1 (HEAD) adds, then jumps on *left == *right to p2, which activates p3, the end stream
+    p1, p2, p3 = [(await c("aclrtCreateStreamWithConfig", priority=0, flag=4))["stream"] for _ in range(3)]
+    built = (await c("aclmdlRIBuildBegin", flag=0))["modelRI"]
+    for stream, flag in ((p1, 0), (p2, 0x7FFFFFFF), (p3, 0x7FFFFFFF)):
+        await c("aclmdlRIBindStream", modelRI=built, stream=stream, flag=flag)
+    left, right = await r.put(np.full(1, 2.0)), await r.put(np.full(1, 2.0))
+    start = RNG.standard_normal(8).astype(np.float32)
+    await c("aclrtMemcpyAsync", dst=x, destMax=32, src=start.tobytes(), count=32, kind=1, stream=p1)
+    np.testing.assert_array_equal(await r.get(x, (8,)), start)  # pageable: copied at once, not kept
+    await r.launch("Add", p1, xt, yt, alpha, ot)  # o = x + 1.1
+    await c("aclrtSwitchStream", leftValue=left, cond=0, rightValue=right, dataType=0, trueStream=p2,
+            falseStream=None, stream=p1)  # fmt: skip
+    await r.launch("Add", p1, xt, xt, alpha, ot)  # not run: the switch jumps
+    await r.launch("Add", p2, ot, ot, alpha, tt)  # tmp = 2.1 o
+    await c("aclrtActiveStream", activeStream=p3, stream=p2)
+    await c("aclmdlRIEndTask", modelRI=built, stream=p3)
+    await c("aclmdlRIBuildEnd", modelRI=built, reserve=None)
+    await c("aclmdlRIExecuteAsync", modelRI=built, stream=s)
+    await c("aclrtSynchronizeStream", stream=s)
+    await c("aclmdlRIExecute", modelRI=built, timeout=5000)
+    np.testing.assert_allclose(await r.get(o, (8,)), start.astype(np.float64) + 1.1, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(await r.get(tmp, (8,)), 2.1 * (start.astype(np.float64) + 1.1), rtol=1e-5, atol=1e-6)
+    await c("aclmdlRIUnbindStream", modelRI=built, stream=p1)
+    await c("aclmdlRIDestroy", modelRI=built)  # unbinds p2 and p3
+    for stream in (p1, p2, p3):
+        await c("aclrtDestroyStream", stream=stream)
+
     # every aclnn operator once, a few checked against float64
     await every_operator(r, s)
 
