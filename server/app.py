@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
@@ -63,6 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.live_viewers = Counter()  # tenant -> its open /v1/trace/live connections
     errors.install(app, settings)
     rest.install(app)
     ws.install(app)

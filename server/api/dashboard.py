@@ -4,8 +4,9 @@ elsewhere) that reads the REST views, and the WebSocket `/v1/trace/live` feeds i
 `/v1/trace/live` pushes, every `PERIOD` seconds, the tenant's trace events that ended since the previous message
 (the first message: those of the last `?window=` seconds, default 10) as JSON text:
 `{"now", "nowUs", "enabled", "traceEvents", "displayTimeUnit", "dropped"}` -- the answer of `GET /v1/trace` plus
-the trace clock in the events' microseconds. With tokens it needs `?token=` (or `Authorization: Bearer`), as
-`/v1/ws` does.
+the trace clock in the events' microseconds. With tokens it needs a token as `/v1/ws` does (the page sends it as
+the subprotocol `vnpu.token.<hex>`). A tenant has at most `MAX_VIEWERS` of these at a time; one more is closed
+with code 4429. Each message costs what is new since the previous one, not a scan of the trace.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ PERIOD = 0.25  # seconds between two messages of /v1/trace/live
 WINDOW = 10.0  # seconds of history in the first message (the page shows as much)
 MAX_WINDOW = 60.0
 MAX_EVENTS = 5000  # task events per message; the oldest beyond are dropped (counted in "dropped")
+MAX_VIEWERS = 16  # live viewers per tenant
 # The page loads only its own files: scripts, styles, the graph images (blob: URLs) and the WebSocket are same-origin.
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; "
@@ -62,11 +65,23 @@ def _window(text: str | None) -> float:
 
 async def trace_live(websocket: WebSocket) -> None:
     try:
-        tenant_of(websocket, websocket.app.state.settings.tokens)
+        tenant = tenant_of(websocket, websocket.app.state.settings.tokens)
     except Unauthorized as error:
         await refuse(websocket, error)
         return
+    viewers: Counter[str] = websocket.app.state.live_viewers
     await websocket.accept(subprotocol=offered_subprotocol(websocket))
+    if viewers[tenant] >= MAX_VIEWERS:
+        await websocket.close(code=4429, reason=f"this tenant already has {MAX_VIEWERS} live trace viewers open")
+        return
+    viewers[tenant] += 1
+    try:
+        await _feed(websocket)
+    finally:
+        viewers[tenant] -= 1
+
+
+async def _feed(websocket: WebSocket) -> None:
     since = websocket.app.state.machine.tracer.clock() - _window(websocket.query_params.get("window"))
     receiving = asyncio.ensure_future(websocket.receive())  # the client sends nothing; this sees it leave
     try:

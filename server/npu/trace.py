@@ -80,7 +80,15 @@ class Tracer:
 
     def events(self, since: float = 0.0, owners: set[int] | None = None) -> list[TraceEvent]:
         """Events that ended after `since` (trace-clock seconds), of the given owners (ids) or of all."""
-        return [_event(r) for r in list(self.ring) if r[4] > since and (owners is None or id(r[2].owner) in owners)]
+        # the ring is in end-time order (each record is appended as its task ends): read back from the newest and
+        # stop at the first one that ended by `since`, so a viewer polling with its last `now` costs only what is new
+        recent = []
+        for record in reversed(self.ring):
+            if record[4] <= since:
+                break
+            if owners is None or id(record[2].owner) in owners:
+                recent.append(record)
+        return [_event(r) for r in reversed(recent)]
 
 
 async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int | None = None) -> None:

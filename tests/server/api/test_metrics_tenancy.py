@@ -5,6 +5,7 @@ WebSocket can carry its token in a subprotocol instead of the URL."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -172,6 +173,29 @@ async def test_a_websocket_carries_its_token_in_a_subprotocol() -> None:
             async with websockets.connect(url, subprotocols=wrong):  # type: ignore[arg-type]
                 pass
         assert refused.value.response.status_code == 401
+    finally:
+        server.server.should_exit = True
+        await task
+
+
+async def test_live_trace_viewers_are_capped_per_tenant() -> None:
+    """Reliability 20: every viewer rescanned the whole trace four times a second; now each costs only what is new,
+    and a tenant opens at most MAX_VIEWERS."""
+    from server.api.dashboard import MAX_VIEWERS
+
+    server, task = await start_live(make_settings())
+    url = f"ws://127.0.0.1:{server.port}/v1/trace/live"
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            for _ in range(MAX_VIEWERS):
+                socket = await stack.enter_async_context(websockets.connect(url))
+                await socket.recv()
+            one_more = await stack.enter_async_context(websockets.connect(url))
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await one_more.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4429
+        async with websockets.connect(url) as again:  # the others left: room again
+            assert "traceEvents" in await again.recv()
     finally:
         server.server.should_exit = True
         await task

@@ -120,3 +120,21 @@ async def test_the_ring_is_bounded() -> None:
     assert len(machine.tracer.events()) == 10
     await rt.release_all()
     machine.close()
+
+
+def test_reading_since_a_time_is_the_filter_of_the_whole_ring() -> None:
+    """`events(since, owners)` reads back only from the newest record (reliability 20) and answers what filtering
+    the whole ring would, for every `since` and owner set."""
+    from server.npu.trace import Tracer, Where
+
+    tracer = Tracer(capacity=500)
+    rng = np.random.default_rng(7)
+    owners = [object() for _ in range(3)]
+    for i in range(800):  # the ring keeps the last 500
+        owner = owners[int(rng.integers(3))]
+        where = Where(0, "stream", None, owner)
+        tracer.ring.append((int, f"t{i}", where, float(i), float(i) + 0.5, None, None))
+    for since in (-1.0, 0.0, 299.5, 300.0, 650.2, 799.5, 1e9):
+        for chosen in (None, {id(owners[0])}, {id(owners[1]), id(owners[2])}):
+            expected = [r[1] for r in tracer.ring if r[4] > since and (chosen is None or id(r[2].owner) in chosen)]
+            assert [e.name for e in tracer.events(since, chosen)] == expected
