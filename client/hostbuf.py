@@ -44,8 +44,13 @@ class HostBuffer:
         return SHM_DIR / segment
 
     def _map_local(self, segment: str) -> None:
+        """Map the daemon's segment here; if this process may not open it (a client running as another user than
+        the daemon), the buffer stays remote: every access goes through the daemon."""
         path = self.shm_path(segment)
-        fd = os.open(path, os.O_RDWR)
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except OSError:
+            return
         try:
             if os.fstat(fd).st_size != self.size:
                 return

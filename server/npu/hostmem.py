@@ -3,7 +3,8 @@
 The daemon owns the segments, so a client on the same machine can map one by its name and share it zero-copy,
 and a captured host-to-device copy reads the buffer when the model runs, not when it was captured. Host
 pointers are ints in their own address range, disjoint from every device's. Segments are named
-`vnpu-<pid>-<n>` and unlinked on free and on `close`; `sweep_stale` removes those of daemons that died.
+`vnpu-<pid>-<128 random bits in hex>`, mode 0600, and unlinked on free and on `close`; `sweep_stale` removes those
+of daemons that died. Every process of the daemon's user can still open them (uid is Unix's trust boundary).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import contextlib
 import mmap
 import os
 import re
+import secrets
 from dataclasses import dataclass, field
-from itertools import count
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,6 @@ from server.npu.arena import MemoryFault
 
 SHM_DIR = Path("/dev/shm")
 _PAGE = mmap.PAGESIZE
-_segment_numbers = count()  # process-wide, so that several HostMemory objects never pick the same name
 
 
 @dataclass
@@ -67,7 +67,7 @@ class HostMemory:
         return stat.f_bavail * stat.f_frsize
 
     def malloc(self, size: int) -> HostBuffer:
-        name = f"{self.prefix}-{next(_segment_numbers)}"
+        name = f"{self.prefix}-{secrets.token_hex(16)}"  # unguessable: no tenant can name another's segment
         path = SHM_DIR / name
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
         try:
@@ -139,7 +139,7 @@ def sweep_stale(shm_dir: Path = SHM_DIR) -> list[str]:
     """Unlink the segments of vnpu daemons that are no longer running; returns their names."""
     removed = []
     for path in shm_dir.glob("vnpu-*-*"):
-        match = re.fullmatch(r"vnpu-(\d+)-\d+", path.name)
+        match = re.fullmatch(r"vnpu-(\d+)-[0-9a-f]+", path.name)
         if match and not _alive(int(match.group(1))):
             path.unlink(missing_ok=True)
             removed.append(path.name)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,6 +135,37 @@ def test_seed_over_both_transports_and_host_memory_modes(daemon: str, transport:
         session.close()
     for i, out in enumerate(outputs):
         np.testing.assert_allclose(out, np.full(8, 6.6 if i % 2 else 2.2), rtol=1e-6)
+
+
+def test_a_segment_this_process_may_not_open_stays_remote(daemon: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reliability 7 and 23: segment names are unguessable; a client that may not open one (running as another user
+    than the daemon: PermissionError) gets a remote buffer that works, instead of dying in aclrtMallocHost."""
+    import client.hostbuf
+
+    session = Session(Config(endpoint=daemon))
+    try:
+        session.call("aclInit", None)
+        session.call("aclrtSetDevice", 0)
+        names = [session.call("vnpuHostInfo", session.call("aclrtMallocHost", 64))[0] for _ in range(2)]
+        for name in names:
+            pid, _, secret = name.removeprefix("vnpu-").partition("-")
+            assert pid.isdigit() and len(secret) == 32 and int(secret, 16) >= 0  # 128 random bits, no counter
+
+        def refused(path: object, *args: object) -> int:
+            raise PermissionError(13, "Permission denied", str(path))
+
+        # the client's view of the os module only (the daemon runs in this process, on the real one)
+        monkeypatch.setattr(client.hostbuf, "os", types.SimpleNamespace(**{**vars(os), "open": refused}))
+        buf = session.call("aclrtMallocHost", 64)
+        assert not buf.local
+        data = np.arange(16, dtype=np.float32)
+        dev = session.call("aclrtMalloc", 64, 0)
+        session.call("aclrtMemcpy", dev, 64, data, 64, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+        session.call("aclrtMemcpy", buf, 64, dev, 64, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+        np.testing.assert_array_equal(np.frombuffer(buf.read(64), np.float32), data)
+        session.call("aclrtFreeHost", buf)
+    finally:
+        session.close()
 
 
 def test_host_buffer_local_view_is_live(daemon: str) -> None:
