@@ -89,7 +89,18 @@ class aclrtMemAccessDesc(WireModel):  # noqa: N801
     location: aclrtMemLocation = aclrtMemLocation()
 
 
-STRUCTS = (aclrtMemLocation, aclrtPhysicalMemProp, aclrtMemAccessDesc)  # exported flat by client.acl
+class aclmdlRICondTaskParams(WireModel):  # noqa: N801
+    """aclmdlRIAddCondTask's params (passed by value in C). `modelRIArray` is the C array's address, only checked
+    for NULL (0: 107000); from Python leave it out: the sub-models come back as the call's result."""
+
+    handle: Handle = None  # aclmdlRICondHandle
+    type: I32 = 0  # aclmdlRICondTaskType
+    size: U32 = 0
+    modelRIArray: Annotated[int | None, Field(ge=0, le=2**64 - 1)] = None  # noqa: N815
+
+
+# exported flat by client.acl
+STRUCTS = (aclrtMemLocation, aclrtPhysicalMemProp, aclrtMemAccessDesc, aclmdlRICondTaskParams)
 
 
 class RandomParaInfo(WireModel):
@@ -513,6 +524,30 @@ _CALLS: tuple[Call, ...] = (
         ("falseStream", Stream),
         ("stream", Stream),
         doc="Compares *leftValue and *rightValue (int32 or int64) when the task runs; falseStream must be NULL.",
+    ),
+    # conditional models (IF / WHILE / SWITCH: modelri spec 4)
+    call(
+        "aclmdlRICondHandleCreate",
+        ("modelRI", Handle),
+        ("defaultLaunchValue", U32),
+        ("flag", U32),
+        out=(("handle", U64),),
+    ),
+    call("aclmdlRICondHandleGetCondPtr", ("handle", Handle), out=(("ptr", U64),)),
+    call(
+        "aclmdlRIAddCondTask",
+        ("params", aclmdlRICondTaskParams | None),
+        ("stream", Stream),
+        ("flags", U32),
+        out=(("modelRIArray", list[U64]),),
+        doc="Returns the `size` sub-models (C: written into params.modelRIArray).",
+    ),
+    call("aclmdlRICaptureToModelRIBegin", ("stream", Stream), ("modelRI", Handle), ("mode", I32)),
+    call(
+        "vnpuCaptureEndNoModel",
+        ("stream", Stream),
+        doc="aclmdlRICaptureEnd(stream, NULL) from C: ends a sub-model's capture; for a root model's capture 107000 "
+        "and the capture goes on.",
     ),
     # aclnn phase 2
     *(_launch(op) for op in OPS),

@@ -38,6 +38,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_events=settings.max_events,
             max_models=settings.max_models,
             trace_capacity=settings.trace_capacity,
+            max_while_iterations=settings.max_while_iterations,
         )
         meter = Metrics()
         registry = Registry(machine, settings, meter)

@@ -22,7 +22,18 @@ from typing import Any
 
 import proto.host as host
 from client import acl, lasterror
-from client.capi import allocator, callbacks, convert, exceptions, hostobj, ipc, randomnum, streamstate, vmm
+from client.capi import (
+    allocator,
+    callbacks,
+    condmodel,
+    convert,
+    exceptions,
+    hostobj,
+    ipc,
+    randomnum,
+    streamstate,
+    vmm,
+)
 from client.capi.convert import Bound, C
 from client.errors import ServerError, TransportError
 from proto.calltable import CALLS
@@ -190,6 +201,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **hostobj.SPECIAL,
     **allocator.SPECIAL,
     **callbacks.SPECIAL,
+    **condmodel.SPECIAL,
     **exceptions.SPECIAL,
     **ipc.SPECIAL,
     **randomnum.SPECIAL,

@@ -12,14 +12,16 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_CAPTURED,
     ACL_ERROR_RT_STREAM_MODEL,
     ACL_ERROR_RT_STREAM_NOT_CAPTURED,
+    ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING,
     ACL_ERROR_STREAM_TASK_GROUP_INTR,
     ACL_ERROR_STREAM_TASK_GROUP_STATUS,
     AclError,
 )
 from server.npu.caller import caller_thread
 from server.npu.capture import Capture
+from server.npu.cond import unfinished
 from server.npu.context import Context, acl_call, require
-from server.npu.model import ModelRI, ModelStatus, TaskGroup, Update, UpdateApplyTask
+from server.npu.model import ModelKind, ModelRI, ModelStatus, TaskGroup, Update, UpdateApplyTask
 from server.npu.stream import Stream
 
 RELAXED = aclmdlRICaptureMode.ACL_MODEL_RI_CAPTURE_MODE_RELAXED
@@ -76,9 +78,15 @@ class CaptureCalls(Context):
             )
         else:
             problem = capture.end_problem()
+            if capture.invalid is None:  # the runtime looks at the branches right after the invalidation
+                problem = unfinished_problem(capture) or problem
         self.leave_capture(capture)
+        if capture.model.kind is ModelKind.SUB:  # a failed sub-model End keeps what it captured (modelri spec 4)
+            capture.model.lanes = list(capture.lanes.values())
+            capture.model.status = ModelStatus.READY
         if problem is not None:
-            self.drop_model(capture.model)
+            if capture.model.kind is not ModelKind.SUB:
+                self.drop_model(capture.model)
             raise problem
         capture.model.lanes = list(capture.lanes.values())
         capture.model.status = ModelStatus.READY
@@ -168,3 +176,16 @@ class CaptureCalls(Context):
         if group is None:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a task group of this context")
         return group
+
+
+def unfinished_problem(capture: Capture) -> AclError | None:
+    """107045 when a sub-model of the capture's model (at any depth) has not ended its capture."""
+    branch = unfinished(capture.model)
+    if branch is None:
+        return None
+    how = "is still capturing" if branch.capturing else "was never captured (aclmdlRICaptureToModelRIBegin)"
+    return AclError(
+        ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING,
+        f"{branch}, a branch of a condition task of {branch.parent}, {how}: end every branch's capture before "
+        f"its parent's" + ("" if capture.model.kind is ModelKind.SUB else f"; {capture.model} is destroyed with them"),
+    )

@@ -17,6 +17,7 @@ from proto.errors import (
 )
 from server.npu.build import BuildModel, runnable_build
 from server.npu.calls_capture import CaptureCalls
+from server.npu.cond import CondTask, assign_defaults
 from server.npu.context import acl_call, require
 from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelExecuteTask, ModelRI
 from server.npu.stream import Task
@@ -42,7 +43,7 @@ class ModelCalls(CaptureCalls):
     @acl_call
     def aclmdlRIExecuteAsync(self, model: int | None, stream: int | None) -> None:
         """Queue one replay of `model` on `stream`; replays of one model run one at a time."""
-        target = self.model(model)
+        target = self.root_model(model, "aclmdlRIExecuteAsync")
         bound = self.bound.get(self.stream(stream))
         if bound is not None:
             raise AclError(
@@ -51,6 +52,7 @@ class ModelCalls(CaptureCalls):
             )
         on = self.idle_stream(stream, "aclmdlRIExecuteAsync")
         self._runnable(target, on.device.index)
+        assign_defaults(target)  # on the host, before the replay is queued (modelri spec 4)
         self.issue(on, ModelExecuteTask(target))
 
     @acl_call
@@ -59,11 +61,12 @@ class ModelCalls(CaptureCalls):
         build = isinstance(self.models.get(model or 0), BuildModel)  # modelRI first, then timeout: 107000
         if not build:
             require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
-        target = self.model(model)
+        target = self.root_model(model, "aclmdlRIExecute", code=ACL_ERROR_RT_PARAM_INVALID)
         require(
             timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}", ACL_ERROR_RT_PARAM_INVALID
         )
         self._runnable(target, self.device().index)
+        assign_defaults(target)
         replay = asyncio.ensure_future(target.replay(_HostLane(self, target.device.index)))
         done, _ = await asyncio.wait({replay}, timeout=None if timeout == -1 else timeout / 1000)
         if not done:  # the replay goes on; the model stays consistent
@@ -75,7 +78,7 @@ class ModelCalls(CaptureCalls):
     async def aclmdlRIDestroy(self, model: int | None) -> None:
         """Waits up to 10 s for a running replay to finish, as the runtime does (a replay blocked on an event that
         is never recorded goes on until its stream is destroyed); the model's task groups go with it."""
-        target = self.model(model)
+        target = self.root_model(model, "aclmdlRIDestroy")
         if target.capturing:
             raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{target} is still capturing: end the capture first")
         self.drop_model(target)
@@ -86,16 +89,7 @@ class ModelCalls(CaptureCalls):
     def aclmdlRIDebugPrint(self, model: int | None) -> str:
         """A readable dump of the model (the runtime writes it to its log; vnpu returns it)."""
         target = self.model(model)
-        lines = [f"{target}: {target.state}, {len(target.lanes)} stream(s), {target.executions} execution(s)"]
-        for index, lane in enumerate(target.lanes):
-            origin = " (origin)" if index == 0 else ""
-            lines.append(f"  stream #{index}{origin}, captured from stream {lane.stream_handle:#x}:")
-            for number, task in enumerate(lane.tasks):
-                lines.append(f"    {number:4d}  {_task_type(task).name:<32} {task.describe()}")
-                if isinstance(task, GroupTask):
-                    for k, kernel in enumerate(task.group.kernels):
-                        lines.append(f"          [{k}] {kernel.describe()}")
-        return "\n".join(lines)
+        return "\n".join(_debug_lines(target, ""))
 
     @acl_call
     def aclmdlRIDebugJsonPrint(self, model: int | None, path: str | None, flags: int) -> str:
@@ -135,6 +129,24 @@ class ModelCalls(CaptureCalls):
             raise AclError(ACL_ERROR_RT_MODEL_CONTEXT, f"{model} belongs to device {model.device.index}, not {device}")
         if isinstance(model, BuildModel):
             runnable_build(model)
+
+
+def _debug_lines(target: ModelRI, indent: str) -> list[str]:
+    """aclmdlRIDebugPrint's text; the sub-models of a condition task are printed under it, indented."""
+    lines = [f"{indent}{target}: {target.state}, {len(target.lanes)} stream(s), {target.executions} execution(s)"]
+    for index, lane in enumerate(target.lanes):
+        origin = " (origin)" if index == 0 else ""
+        lines.append(f"{indent}  stream #{index}{origin}, captured from stream {lane.stream_handle:#x}:")
+        for number, task in enumerate(lane.tasks):
+            lines.append(f"{indent}    {number:4d}  {_task_type(task).name:<32} {task.describe()}")
+            if isinstance(task, GroupTask):
+                for k, kernel in enumerate(task.group.kernels):
+                    lines.append(f"{indent}          [{k}] {kernel.describe()}")
+            if isinstance(task, CondTask):
+                for k, branch in enumerate(task.branches):
+                    lines.append(f"{indent}          [{k}] ran {task.runs[k]}x:")
+                    lines.extend(_debug_lines(branch, indent + "            "))
+    return lines
 
 
 def _task_type(task: Task) -> aclmdlRITaskType:

@@ -25,6 +25,7 @@ from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_REPEAT_FINALIZE,
     ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_MEMORY_ALLOCATION,
     ACL_ERROR_RT_PARAM_INVALID,
@@ -43,7 +44,7 @@ from server.npu.capture import Capture
 from server.npu.device import Device, Machine
 from server.npu.event import Event
 from server.npu.hostmem import HostBuffer
-from server.npu.model import ModelRI, TaskGroup, Update
+from server.npu.model import ModelKind, ModelRI, TaskGroup, Update
 from server.npu.notify import Notify
 from server.npu.stream import Stream, Task
 from server.npu.vmem import Mapping, PhysicalMemory, Reservation, Window
@@ -51,6 +52,7 @@ from server.npu.vmem import Mapping, PhysicalMemory, Reservation, Window
 if TYPE_CHECKING:
     from server.npu.calls_hostreg import Registration
     from server.npu.calls_ipcmem import IpcMemory
+    from server.npu.cond import CondHandle
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -151,6 +153,9 @@ class Context:
         self.res_limits: dict[tuple[int, int], int] = {}  # (device, aclrtDevResLimitType) -> cores allowed
         self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
         self.models: dict[int, ModelRI] = {}
+        self.sub_models: dict[int, ModelRI] = {}  # branches of condition tasks: not user models (server.npu.cond)
+        self.cond_handles: dict[int, CondHandle] = {}
+        self.cond_words: dict[int, CondHandle] = {}  # device word -> its cond handle (memory the runtime owns)
         self.gone: dict[int, str] = {}  # handles this context destroyed lately -> what they were (bounded)
         self.groups: dict[int, TaskGroup] = {}
         self.capturing: dict[Stream, Capture] = {}  # every stream of every active capture
@@ -238,9 +243,23 @@ class Context:
         """The model `handle` of this context (its sub-models included); NULL answers `null_code`, any other
         handle that is not a live model of this context 107017, as the runtime's handle validation does."""
         require(bool(handle), "modelRI is NULL", null_code)
-        model = self.models.get(handle or 0)
+        model = self.models.get(handle or 0) or self.sub_models.get(handle or 0)
         if model is None:
             raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("model", handle or 0))
+        return model
+
+    def root_model(
+        self, handle: int | None, api: str, null_code: int = ACL_ERROR_INVALID_PARAM,
+        code: int = ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+    ) -> ModelRI:  # fmt: skip
+        """`model`, for the calls that refuse a sub-model with `code` (modelri spec G6: 207000)."""
+        model = self.model(handle, null_code)
+        if model.kind is ModelKind.SUB:
+            raise AclError(
+                code,
+                f"{model} is a branch of a condition task (aclmdlRIAddCondTask) of {model.parent}: {api} does not "
+                "accept a sub-model; it lives and runs with its parent, so pass the root model",
+            )
         return model
 
     def not_a(self, what: str, handle: int) -> str:
@@ -286,7 +305,7 @@ class Context:
     def owns(self, owner: object) -> bool:
         """Whether this context may touch the memory object `owner` (what `Machine.owner` gives)."""
         if isinstance(owner, Allocation):
-            return owner.ptr in self.allocations
+            return owner.ptr in self.allocations or owner.ptr in self.cond_words
         if isinstance(owner, HostBuffer):
             return owner.ptr in self.host_buffers
         if isinstance(owner, Mapping):
@@ -361,8 +380,18 @@ class Context:
             self.capturing.pop(stream, None)
 
     def drop_model(self, model: ModelRI) -> None:
-        """Forget `model` and its task groups (a replay in progress finishes on its own); a Build model's streams
-        are unbound."""
+        """Forget `model` and its task groups (a replay in progress finishes on its own), its sub-models (a capture
+        into one of them ends) and its cond handles, whose words are freed; a Build model's streams are unbound."""
+        for child in model.children:
+            for capture in self.captures():
+                if capture.model is child:
+                    self.leave_capture(capture)
+            self.drop_model(child)
+        for cond in model.conds:
+            self.cond_handles.pop(cond.handle, None)
+            if self.cond_words.pop(cond.ptr, None) is not None:
+                model.device.arena.free(cond.ptr)
+            self.bury(cond.handle, "cond handle")
         model.release()
         if isinstance(model, BuildModel):
             for lane in list(model.lanes):
@@ -370,7 +399,7 @@ class Context:
                 self.unbind(lane.stream)
         for handle in model.groups:
             self.groups.pop(handle, None)
-        if self.models.pop(model.handle, None) is not None:
+        if self.models.pop(model.handle, None) is not None or self.sub_models.pop(model.handle, None) is not None:
             model.device.models.give()
             self.bury(model.handle, "model")
 

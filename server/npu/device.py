@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from server.npu.notify import Notify
 
 DEFAULT_MEMORY = 8 << 30
+MAX_WHILE_ITERATIONS = 1_000_000  # VNPU_MAX_WHILE_ITERATIONS: a conditional WHILE model's bound per evaluation
 VIRTUAL_OFFSET = DEVICE_STRIDE // 2  # where a device's virtual zone starts in its address window
 # Kernels and copies touching more bytes than this run on the kernel thread pool; smaller ones run inline on the
 # event loop. Measured with bench/offload.py on the 2-core CI machine: a pool hop costs 40-150 µs, and np.add
@@ -125,6 +126,7 @@ class Machine:
         offload_bytes: int = OFFLOAD_BYTES,
         kernel_threads: int | None = None,
         trace_capacity: int = 100_000,
+        max_while_iterations: int = MAX_WHILE_ITERATIONS,
     ) -> None:
         self.epoch = Epoch()  # moves on every free of device memory
         self.devices = [
@@ -136,6 +138,7 @@ class Machine:
         self.views = ViewCache(self.device_region, self.epoch)
         self.plans = PlanCache(self.views, self.device_region, self.epoch)  # the plans of inline kernels
         self.offload_bytes = offload_bytes
+        self.max_while_iterations = max_while_iterations  # body runs of one WHILE evaluation (server.npu.cond)
         self.tracer = Tracer(trace_capacity)
         self.pool = ThreadPoolExecutor(kernel_threads or os.cpu_count() or 2, thread_name_prefix="vnpu-kernel")
         self._handles = count(0x1000)

@@ -26,6 +26,7 @@ from server.npu.tasks import KernelTask
 from server.npu.trace import Where, traced
 
 if TYPE_CHECKING:
+    from server.npu.cond import CondHandle
     from server.npu.device import Device, Machine
     from server.npu.stream import Lane, Task
 
@@ -188,6 +189,11 @@ class ModelRI:
         self.groups: dict[int, TaskGroup] = {}
         self.executions = 0
         self._running = asyncio.Lock()
+        # conditional models (server.npu.cond): the sub-models of this model's condition tasks, which live and die
+        # with it, the cond handles created on it, and (for a sub-model) the model whose condition task runs it
+        self.parent: ModelRI | None = None
+        self.children: list[ModelRI] = []
+        self.conds: list[CondHandle] = []
 
     def __repr__(self) -> str:
         return f"model {self.handle:#x}"

@@ -2,19 +2,22 @@
 
 Streams are lanes (the origin first), tasks are boxes in issue order, captured event edges join a record to the
 waits on it across lanes, task groups are clusters marked with their handle and the number of updates applied,
-and the tasks that wait on EXTERNAL events -- where a model waits for the outside world -- are highlighted.
+and the tasks that wait on EXTERNAL events -- where a model waits for the outside world -- are highlighted. A
+condition task (IF / WHILE / SWITCH) draws its sub-models as nested clusters, each with how often it ran.
 """
 
 from __future__ import annotations
 
 from html import escape
 
+from server.npu.cond import CondTask
 from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelRI
 from server.npu.stream import Task
 from server.npu.tasks import WaitTask
 
 EXTERNAL_FILL = "#ffd08a"
 GROUP_FILL = "#e3ecff"
+COND_FILL = "#e6f5e0"
 
 
 def _label(task: Task) -> str:
@@ -63,6 +66,9 @@ def dot(model: ModelRI) -> str:
                 lines.append("    }")
                 names[-1] = kernels[0]
                 names.extend(kernels[1:])
+            elif isinstance(task, CondTask):
+                lines.append(f'    {name} [label="#{index} {_quote(task.describe())}", shape=diamond];')
+                _branches(task, name, lines, "    ")
             else:
                 style = f', style=filled, fillcolor="{EXTERNAL_FILL}"' if isinstance(task, WaitTask) else ""
                 lines.append(f'    {name} [label="#{index} {_quote(_label(task))}"{style}];')
@@ -73,6 +79,30 @@ def dot(model: ModelRI) -> str:
         lines.append(f'  t{a_lane}_{a} -> t{b_lane}_{b} [style=dashed, color="#2b6cb0", label="event"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _branches(task: CondTask, name: str, lines: list[str], indent: str) -> None:
+    """Each sub-model of a condition task as a cluster of its own lanes' tasks (nested condition tasks inside)."""
+    for b, (branch, runs) in enumerate(zip(task.branches, task.runs, strict=True)):
+        prefix = f"{name}_b{b}"
+        lines.append(f"{indent}subgraph cluster_{prefix} {{")
+        lines.append(
+            f'{indent}  label="[{b}] {branch} ({branch.state}, ran {runs}x)"; style=filled; fillcolor="{COND_FILL}";'
+        )
+        names = []
+        for lane_no, lane in enumerate(branch.lanes):
+            for index, inner in enumerate(lane.tasks):
+                node = f"{prefix}_{lane_no}_{index}"
+                names.append(node)
+                shape = ", shape=diamond" if isinstance(inner, CondTask) else ""
+                lines.append(f'{indent}  {node} [label="#{index} {_quote(inner.describe())}"{shape}];')
+                if isinstance(inner, CondTask):
+                    _branches(inner, node, lines, indent + "  ")
+        if not names:
+            names.append(f"{prefix}_empty")
+            lines.append(f'{indent}  {prefix}_empty [label="(empty)"];')
+        lines.append(f"{indent}}}")
+        lines.append(f'{indent}{name} -> {names[0]} [style=dotted, label="[{b}]"];')
 
 
 def _quote(text: str) -> str:
@@ -105,7 +135,13 @@ def svg(model: ModelRI) -> str:
                     parts.append(_box(x, y + k * ROW_H, kernel.describe(), "white"))
                 row += span
             else:
-                fill = EXTERNAL_FILL if isinstance(task, WaitTask) else "white"
+                fill = (
+                    EXTERNAL_FILL
+                    if isinstance(task, WaitTask)
+                    else COND_FILL
+                    if isinstance(task, CondTask)
+                    else "white"
+                )
                 parts.append(_box(x, TOP + row * ROW_H, f"#{index} {_label(task)}", fill))
                 row += 1
         height = max(height, TOP + row * ROW_H + 20)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from server.npu.calls_aclnn import AclnnCalls
 from server.npu.calls_build import BuildCalls
 from server.npu.calls_callback import CallbackCalls
+from server.npu.calls_cond import CondCalls
 from server.npu.calls_context import ContextCalls
 from server.npu.calls_devinfo import DeviceInfoCalls
 from server.npu.calls_event import EventCalls
@@ -51,6 +52,7 @@ class Runtime(
     CallbackCalls,
     ModelCalls,
     BuildCalls,
+    CondCalls,
     AclnnCalls,
 ):
     """The ACL runtime as seen by one client context (one process, in CANN terms)."""

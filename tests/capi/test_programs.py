@@ -444,3 +444,45 @@ def test_the_model_switch_sample_from_c(toolkit: Path, tmp_path: Path) -> None:
         for index, value in enumerate(values, 1):
             expected += [f"[INFO]  After {when}, print data{index}.", vector(value)]
     assert done.stdout.splitlines() == expected
+
+
+S3_OUTPUT = """\
+[INFO]  ========== IF condition ==========
+[INFO]  IF true branch result:
+[INFO]  The vector data is: 1.2500  2.5000  3.7500  5.0000  6.2500  7.5000  8.7500  10.0000
+[INFO]  IF false branch result:
+[INFO]  The vector data is: 1.2500  2.5000  3.7500  5.0000  6.2500  7.5000  8.7500  10.0000
+[INFO]  IF condition PASSED
+[INFO]  ========== WHILE condition ==========
+[INFO]  WHILE single iteration result:
+[INFO]  The vector data is: 1.2500  2.5000  3.7500  5.0000  6.2500  7.5000  8.7500  10.0000
+[INFO]  WHILE condition PASSED
+[INFO]  ========== SWITCH condition ==========
+[INFO]  SWITCH case 0 result:
+[INFO]  The vector data is: 1.5000  3.0000  4.5000  6.0000  7.5000  9.0000  10.5000  12.0000
+[INFO]  SWITCH case 1 result:
+[INFO]  The vector data is: 1.5000  3.0000  4.5000  6.0000  7.5000  9.0000  10.5000  12.0000
+[INFO]  SWITCH case 2 result:
+[INFO]  The vector data is: 1.5000  3.0000  4.5000  6.0000  7.5000  9.0000  10.5000  12.0000
+[INFO]  SWITCH condition PASSED
+[INFO]  ========== All tests PASSED =========="""
+
+
+def test_conditional_models_from_c_print_the_s3_sample_output(toolkit: Path, tmp_path: Path) -> None:
+    """The cond sample's flow (ASSIGN_DEFAULT 0 overrides the host's writes: IF false, WHILE body skipped, SWITCH
+    case 0). The WHILE line is the IF test's result: vnpu's first-fit allocator hands the freed block back at the
+    same address with its contents -- in a daemon of its own, so no other program's memory moves it."""
+    binary = compile_program(toolkit, PROGRAMS / "cond_model.cpp", tmp_path)
+    with serving(tmp_path) as own:
+        done = run_program(toolkit, binary, own)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "\n".join(line.rstrip() for line in lines if line.startswith("[")) == S3_OUTPUT, done.stdout
+    checks = dict(line.split()[1:] for line in lines if line.startswith("check "))
+    assert checks == {
+        "if-array": "1",
+        "if-end-writes": "1",
+        "root-null": str(ACL_ERROR_RT_PARAM_INVALID),
+        "unfinished": "107045",
+        "unfinished-destroyed": "107017",
+    }

@@ -324,6 +324,28 @@ async def exercise(c: Caller) -> None:
     await c("aclmdlRIDestroy", modelRI=built)  # unbinds p2 and p3
     for stream in (p1, p2, p3):
         await c("aclrtDestroyStream", stream=stream)
+    # conditional models: an IF with two branches captured into sub-models; ASSIGN_DEFAULT (1) picks branch 0
+    await c("aclmdlRICaptureBegin", stream=s, mode=2)
+    parent = (await c("aclmdlRICaptureGetInfo", stream=s))["modelRI"]
+    cond = (await c("aclmdlRICondHandleCreate", modelRI=parent, defaultLaunchValue=1, flag=1))["handle"]
+    word = (await c("aclmdlRICondHandleGetCondPtr", handle=cond))["ptr"]
+    params = {"handle": cond, "type": 0, "size": 2}
+    subs = (await c("aclmdlRIAddCondTask", params=params, stream=s, flags=0))["modelRIArray"]
+    for sub, scale in zip(subs, (2.0, 3.0), strict=True):
+        await c("aclmdlRICaptureToModelRIBegin", stream=s2, modelRI=sub, mode=2)
+        await r.launch("Muls", s2, yt, nn.aclCreateScalar(scale, F32), ot)
+        if scale == 2.0:
+            assert (await c("aclmdlRICaptureEnd", stream=s2))["modelRI"] == sub
+        else:
+            await c("vnpuCaptureEndNoModel", stream=s2)
+    assert (await c("aclmdlRICaptureEnd", stream=s))["modelRI"] == parent
+    await c("aclrtValueWrite", devAddr=word, value=0, flag=0, stream=s)  # overwritten by the launch's default
+    await c("aclrtSynchronizeStream", stream=s)
+    await c("aclmdlRIExecuteAsync", modelRI=parent, stream=s)
+    await c("aclrtSynchronizeStream", stream=s)
+    np.testing.assert_allclose(await r.get(o, (8,)), np.full(8, 2.0), rtol=1e-6)
+    assert "[0] ran 1x" in (await c("aclmdlRIDebugPrint", modelRI=parent))["text"]
+    await c("aclmdlRIDestroy", modelRI=parent)
 
     # every aclnn operator once, a few checked against float64
     await every_operator(r, s)
