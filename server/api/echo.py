@@ -15,6 +15,7 @@ from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 
 from proto.envelope import error_envelope
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
+from server.api import budget
 from server.api.auth import Unauthorized, tenant_of
 from server.api.ws import refuse
 
@@ -43,7 +44,7 @@ def install(app: FastAPI) -> None:
                     await websocket.send_bytes(_error("send binary msgpack frames"))
                     continue
                 try:
-                    message = msgpack.unpackb(data, raw=False, strict_map_key=False)
+                    message = budget.unpack(data)
                 except Exception as error:
                     await websocket.send_bytes(_error(f"not msgpack: {error}"))
                     continue

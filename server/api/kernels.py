@@ -8,10 +8,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Final
 
-import msgpack
-
 from proto.aclnn import KernelDesc
 from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
+from server.api import budget
 
 CACHE_SIZE: Final = 1024  # distinct descriptions remembered (a few KiB each)
 
@@ -28,7 +27,7 @@ def _decoded(data: bytes) -> KernelDesc:
     """Decode once (lru_cache keeps no exception: a bad description fails every time). The operator's checks
     run at launch, once per description object (`KernelDesc.needed_workspace`)."""
     try:
-        wire = msgpack.unpackb(data, raw=False, strict_map_key=False)
+        wire = budget.unpack(data)
     except Exception as error:
         raise AclError(ACLNN_ERR_PARAM_INVALID, f"malformed kernel description: not msgpack ({error})") from None
     return KernelDesc.from_wire(wire)

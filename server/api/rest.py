@@ -19,6 +19,7 @@ from proto.calltable import CALLS, Call
 from proto.constants import aclrtMemcpyKind
 from server.api import dispatch
 from server.api.auth import tenant_of
+from server.api.budget import check_json
 from server.api.errors import ERROR_RESPONSES, MalformedCall, TooLarge
 from server.api.sessions import Registry, Session
 
@@ -46,6 +47,13 @@ async def body_of(request: Request) -> bytes:
         if len(body) > limit:
             raise TooLarge(f"the request body is over the limit of {limit} bytes")
     return bytes(body)
+
+
+async def json_body_of(request: Request) -> bytes:
+    """The body of a call: JSON, within the element budget."""
+    body = await body_of(request)
+    check_json(body)
+    return body
 
 
 async def run(request: Request, call: Call, args: dict[str, Any] | bytes) -> dict[str, Any]:
@@ -84,7 +92,7 @@ def inlined(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _route(call: Call) -> Any:
     async def handle(request: Request) -> JSONResponse:
-        result = await run(request, call, await body_of(request) or b"{}")
+        result = await run(request, call, await json_body_of(request) or b"{}")
         return JSONResponse(call.result.model_validate(result).model_dump(mode="json"))
 
     handle.__name__ = call.name
@@ -119,7 +127,7 @@ def install(app: FastAPI) -> None:
     @router.post("/sessions", tags=["sessions"])
     async def open_session(request: Request) -> dict[str, str]:
         """A new session, in a new context or (body `{"context": id}`) joining one of yours."""
-        body = await body_of(request)
+        body = await json_body_of(request)
         try:
             parsed = json.loads(body) if body else {}
         except ValueError as error:

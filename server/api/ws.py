@@ -24,8 +24,9 @@ from starlette.websockets import WebSocketState
 
 from proto.envelope import Request, error_envelope, parse_request, result_envelope
 from proto.errors import ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_INVALID_PARAM, AclError
-from server.api import dispatch
+from server.api import budget, dispatch
 from server.api.auth import Unauthorized, offered_subprotocol, tenant_of
+from server.api.budget import TooManyElements
 from server.api.errors import error_response
 from server.api.sessions import Registry, Session
 
@@ -69,7 +70,10 @@ class Connection:
                 await self.send(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, "send binary msgpack frames")))
                 continue
             try:
-                message = msgpack.unpackb(data, raw=False, strict_map_key=False)
+                message = budget.unpack(data)
+            except TooManyElements as error:
+                await self.send(error_envelope(None, error))
+                continue
             except Exception as error:
                 await self.send(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, f"not msgpack: {error}")))
                 continue
