@@ -13,6 +13,7 @@ from server.npu.calls_aclnn import AclnnCalls
 from server.npu.calls_callback import CallbackCalls
 from server.npu.calls_context import ContextCalls
 from server.npu.calls_devinfo import DeviceInfoCalls
+from server.npu.calls_edit import EditCalls
 from server.npu.calls_event import EventCalls
 from server.npu.calls_hostreg import HostRegistrationCalls
 from server.npu.calls_ipc import IpcCalls
@@ -49,6 +50,7 @@ class Runtime(
     NotifyCalls,
     CallbackCalls,
     ModelCalls,
+    EditCalls,
     AclnnCalls,
 ):
     """The ACL runtime as seen by one client context (one process, in CANN terms)."""
