@@ -200,12 +200,12 @@ class aclmdlRITaskParams(WireModel):  # noqa: N801
     taskGrp: Handle = 0  # noqa: N815
     opInfoPtr: Ptr = 0  # noqa: N815
     opInfoSize: U64 = 0  # noqa: N815
-    kernelTaskParams: aclmdlRIKernelTaskParams = Field(default_factory=aclmdlRIKernelTaskParams)  # noqa: N815
-    eventRecordTaskParams: aclmdlRIEventRecordTaskParams = Field(default_factory=aclmdlRIEventRecordTaskParams)  # noqa: N815
-    eventWaitTaskParams: aclmdlRIEventWaitTaskParams = Field(default_factory=aclmdlRIEventWaitTaskParams)  # noqa: N815
-    eventResetTaskParams: aclmdlRIEventResetTaskParams = Field(default_factory=aclmdlRIEventResetTaskParams)  # noqa: N815
-    valueWriteTaskParams: aclmdlRIValueWriteTaskParams = Field(default_factory=aclmdlRIValueWriteTaskParams)  # noqa: N815
-    valueWaitTaskParams: aclmdlRIValueWaitTaskParams = Field(default_factory=aclmdlRIValueWaitTaskParams)  # noqa: N815
+    kernelTaskParams: aclmdlRIKernelTaskParams = aclmdlRIKernelTaskParams()  # noqa: N815
+    eventRecordTaskParams: aclmdlRIEventRecordTaskParams = aclmdlRIEventRecordTaskParams()  # noqa: N815
+    eventWaitTaskParams: aclmdlRIEventWaitTaskParams = aclmdlRIEventWaitTaskParams()  # noqa: N815
+    eventResetTaskParams: aclmdlRIEventResetTaskParams = aclmdlRIEventResetTaskParams()  # noqa: N815
+    valueWriteTaskParams: aclmdlRIValueWriteTaskParams = aclmdlRIValueWriteTaskParams()  # noqa: N815
+    valueWaitTaskParams: aclmdlRIValueWaitTaskParams = aclmdlRIValueWaitTaskParams()  # noqa: N815
 
 
 TASK_PARAMS_STRUCTS = (
