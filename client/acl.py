@@ -70,7 +70,7 @@ from client.errors import TransportError as TransportError
 from client.hostbuf import HostBuffer as HostBuffer
 from client.routing import Router, parse_devices
 from client.session import Session as Session
-from proto.calltable import CALLS
+from proto.calltable import CALLS, aclmdlRITaskParams
 from proto.calltable import STRUCTS as WIRE_STRUCTS
 from proto.constants import flat_constants
 from proto.errors import AclError as AclError
@@ -140,6 +140,16 @@ def aclmdlRIDebugJsonPrint(modelRI: int, path: str | None, flags: int) -> str:  
     return text
 
 
+def aclmdlRITaskGetParams(task: int) -> aclmdlRITaskParams:  # noqa: N802
+    """The task's parameters as a mutable aclmdlRITaskParams (for a kernel, `.kernelTaskParams.desc` is its
+    KernelDesc): change it and hand it to aclmdlRITaskSetParams (clear `taskGrp` for a grouped kernel first)."""
+    try:
+        return aclmdlRITaskParams.model_validate(current().call("aclmdlRITaskGetParams", task))
+    except AclError as error:
+        _lasterror.note(error)
+        raise
+
+
 def aclGetRecentErrMsg() -> str | None:  # noqa: N802
     """The calling thread's last error message, cleared by this call; None if there is none."""
     return current().recent_error_message() if _current is not None else None
@@ -160,7 +170,7 @@ def _session_function(name: str, body: Callable[..., Any]) -> Callable[..., Any]
     return function
 
 
-_SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint"}
+_SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint", "aclmdlRITaskGetParams"}
 _CALLBACKS = {name: _session_function(name, body) for name, body in _callbacks.FUNCTIONS.items()}
 _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CALLBACKS) and not api.startswith("vnpu")}
 globals().update(_DEVICE)

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, create_model
 
-from proto.aclnn import OPS
+from proto.aclnn import OPS, KernelDesc
 
 U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
 I64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
@@ -100,7 +100,12 @@ class aclmdlRICondTaskParams(WireModel):  # noqa: N801
 
 
 # exported flat by client.acl
-STRUCTS = (aclrtMemLocation, aclrtPhysicalMemProp, aclrtMemAccessDesc, aclmdlRICondTaskParams)
+STRUCTS: tuple[type[WireModel], ...] = (
+    aclrtMemLocation,
+    aclrtPhysicalMemProp,
+    aclrtMemAccessDesc,
+    aclmdlRICondTaskParams,
+)
 
 
 class RandomParaInfo(WireModel):
@@ -130,6 +135,103 @@ class RandomNumTaskInfo(WireModel):
     randomCounterAddr: Ptr  # noqa: N815
     randomSeed: RandomParaInfo  # noqa: N815
     randomNum: RandomParaInfo  # noqa: N815
+
+
+# -- aclmdlRI task parameters (aclmdlRITaskGetParams / aclmdlRITaskSetParams): introspection and editing --------
+
+
+class aclrtLaunchKernelAttr(WireModel):  # noqa: N801
+    """One launch attribute: `value` is the union aclrtLaunchKernelAttrValue's first 8 bytes, little-endian (the
+    member of `id`: schemMode, dynUBufSize, isDataDump, timeout in s, timeoutUs as low | high << 32)."""
+
+    id: I32 = 0
+    value: U64 = 0
+
+
+class aclrtLaunchKernelCfg(WireModel):  # noqa: N801
+    attrs: list[aclrtLaunchKernelAttr] | None = None  # C: attrs + numAttrs; None: attrs NULL (107000)
+
+
+class aclmdlRIKernelTaskParams(WireModel):  # noqa: N801
+    """A kernel task's parameters. vnpu's kernels are aclnn kernels: `funcHandle` names the operator, `args`
+    points to the task's device argument block holding its kernel description as JSON (`argsSize` bytes), or is
+    those bytes (`isHostArgs`). `kernel` is vnpu's own: the description's wire form (GetParams fills it; given to
+    SetParams it is the arguments, and args/argsSize are not needed). In Python: `params.desc` is the
+    KernelDesc, and `params.desc = new` sets it."""
+
+    funcHandle: Handle = 0  # noqa: N815
+    cfg: aclrtLaunchKernelCfg | None = None
+    args: Annotated[int | Bytes | None, Field(description="device pointer, or host bytes (isHostArgs)")] = 0
+    isHostArgs: U32 = 0  # noqa: N815
+    argsSize: U64 = 0  # noqa: N815
+    numBlocks: U32 = 0  # noqa: N815
+    kernel: dict[str, Any] | None = None
+
+    @property
+    def desc(self) -> KernelDesc | None:
+        return None if self.kernel is None else KernelDesc.from_wire(self.kernel)
+
+    @desc.setter
+    def desc(self, value: KernelDesc) -> None:
+        self.kernel = value.to_wire()
+
+
+class aclmdlRIEventRecordTaskParams(WireModel):  # noqa: N801
+    event: Handle = 0
+    eventFlag: U32 = 0  # noqa: N815
+    recordFlag: U32 = 0  # noqa: N815
+
+
+class aclmdlRIEventWaitTaskParams(WireModel):  # noqa: N801
+    event: Handle = 0
+    eventFlag: U32 = 0  # noqa: N815
+    waitFlag: U32 = 0  # noqa: N815
+
+
+class aclmdlRIEventResetTaskParams(WireModel):  # noqa: N801
+    event: Handle = 0
+    eventFlag: U32 = 0  # noqa: N815
+    resetFlag: U32 = 0  # noqa: N815
+
+
+class aclmdlRIValueWriteTaskParams(WireModel):  # noqa: N801
+    devAddr: Ptr = 0  # noqa: N815
+    value: U64 = 0
+
+
+class aclmdlRIValueWaitTaskParams(WireModel):  # noqa: N801
+    devAddr: Ptr = 0  # noqa: N815
+    value: U64 = 0
+    flag: U32 = 0
+
+
+class aclmdlRITaskParams(WireModel):  # noqa: N801
+    """aclmdlRITaskParams: C's anonymous union is one member per arm; the one `type` names is the one read."""
+
+    type: I32 = 0  # aclmdlRITaskType
+    taskGrp: Handle = 0  # noqa: N815
+    opInfoPtr: Ptr = 0  # noqa: N815
+    opInfoSize: U64 = 0  # noqa: N815
+    kernelTaskParams: aclmdlRIKernelTaskParams = aclmdlRIKernelTaskParams()  # noqa: N815
+    eventRecordTaskParams: aclmdlRIEventRecordTaskParams = aclmdlRIEventRecordTaskParams()  # noqa: N815
+    eventWaitTaskParams: aclmdlRIEventWaitTaskParams = aclmdlRIEventWaitTaskParams()  # noqa: N815
+    eventResetTaskParams: aclmdlRIEventResetTaskParams = aclmdlRIEventResetTaskParams()  # noqa: N815
+    valueWriteTaskParams: aclmdlRIValueWriteTaskParams = aclmdlRIValueWriteTaskParams()  # noqa: N815
+    valueWaitTaskParams: aclmdlRIValueWaitTaskParams = aclmdlRIValueWaitTaskParams()  # noqa: N815
+
+
+TASK_PARAMS_STRUCTS = (
+    aclrtLaunchKernelAttr,
+    aclrtLaunchKernelCfg,
+    aclmdlRIKernelTaskParams,
+    aclmdlRIEventRecordTaskParams,
+    aclmdlRIEventWaitTaskParams,
+    aclmdlRIEventResetTaskParams,
+    aclmdlRIValueWriteTaskParams,
+    aclmdlRIValueWaitTaskParams,
+    aclmdlRITaskParams,
+)
+STRUCTS = STRUCTS + TASK_PARAMS_STRUCTS
 
 
 @dataclass(frozen=True)
@@ -549,6 +651,36 @@ _CALLS: tuple[Call, ...] = (
         doc="aclmdlRICaptureEnd(stream, NULL) from C: ends a sub-model's capture; for a root model's capture 107000 "
         "and the capture goes on.",
     ),
+    # aclmdlRI introspection and editing (spec-modelri 3)
+    call(
+        "aclmdlRIGetStreams",
+        ("modelRI", Handle),
+        ("streams", bool),
+        ("numStreams", U32 | None),
+        out=(("streams", list[U64]), ("numStreams", U32)),
+        doc="streams: whether C passes an array (False: NULL, the count only); numStreams: its length (null: NULL).",
+    ),
+    call(
+        "aclmdlRIGetTasksByStream",
+        ("stream", Handle),
+        ("tasks", bool),
+        ("numTasks", U32 | None),
+        out=(("tasks", list[U64]), ("numTasks", U32)),
+        doc="tasks: whether C passes an array (False: NULL, the count only); numTasks: its length (null: NULL).",
+    ),
+    call("aclmdlRITaskGetType", ("task", Handle), out=(("type", I32),)),
+    call("aclmdlRITaskGetSeqId", ("task", Handle), out=(("id", U32),)),
+    call("aclmdlRITaskGetParams", ("task", Handle), out=(("params", aclmdlRITaskParams),)),
+    call("aclmdlRITaskSetParams", ("task", Handle), ("params", aclmdlRITaskParams | None)),
+    call("aclmdlRITaskDisable", ("task", Handle)),
+    call(
+        "aclmdlRIKernelTaskGetAttribute",
+        ("task", Handle),
+        ("attrId", I32),
+        out=(("attrValue", U64),),
+        doc="attrValue: the union aclrtLaunchKernelAttrValue's first 8 bytes (see aclrtLaunchKernelAttr).",
+    ),
+    call("aclmdlRIUpdate", ("modelRI", Handle)),
     # aclnn phase 2
     *(_launch(op) for op in OPS),
     # vnpu's own: pinned host memory seen from a remote client

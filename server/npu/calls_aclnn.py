@@ -48,6 +48,12 @@ class AclnnCalls(Context):
         if executor is None:
             raise AclError(ACLNN_ERR_PARAM_NULLPTR, "executor is NULL")
         target = self.stream(stream)
+        self.issue(target, self.kernel_task(api, workspace, workspace_size, executor, target.device))
+
+    def kernel_task(
+        self, api: str, workspace: int, workspace_size: int, executor: KernelDesc, device: Device
+    ) -> KernelTask:
+        """The task of the phase-2 call `api`: the description checked again, its memory pinned on `device`."""
         kernel = revalidate(executor)
         if api != f"aclnn{kernel.op}":
             raise AclError(ACLNN_ERR_PARAM_INVALID, f"the executor describes aclnn{kernel.op}, not {api}")
@@ -56,7 +62,7 @@ class AclnnCalls(Context):
         require(workspace_size >= need, f"workspaceSize {workspace_size} is smaller than the {need} bytes needed", bad)
         if workspace_size:
             require(workspace != 0, f"workspace is NULL but workspaceSize is {workspace_size}", bad)
-        pins = [self._pin(target.device, "workspace", workspace, workspace_size)] if workspace_size else []
+        pins = [self._pin(device, "workspace", workspace, workspace_size)] if workspace_size else []
         work = workspace_size
         for name, tensor in kernel.tensors.items():
             if tensor is None:
@@ -70,9 +76,9 @@ class AclnnCalls(Context):
             work += tensor.numel * tensor.itemsize
             start, nbytes = tensor.byte_range()
             if nbytes:
-                pins.append(self._pin(target.device, name, start, nbytes))
+                pins.append(self._pin(device, name, start, nbytes))
         checked = self.machine.epoch.value  # the pins hold until memory is freed
-        self.issue(target, KernelTask(api, kernel, workspace, workspace_size, tuple(pins), work, checked))
+        return KernelTask(api, kernel, workspace, workspace_size, tuple(pins), work, checked)
 
     def _pin(self, device: Device, name: str, ptr: int, nbytes: int) -> tuple[int, object]:
         """(ptr, the allocation it lies in) once [ptr, ptr + nbytes) is checked to be live memory of this context

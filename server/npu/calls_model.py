@@ -19,7 +19,7 @@ from server.npu.build import BuildModel, runnable_build
 from server.npu.calls_capture import CaptureCalls
 from server.npu.cond import CondTask, assign_defaults
 from server.npu.context import acl_call, require
-from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelExecuteTask, ModelRI
+from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelExecuteTask, ModelKind, ModelRI, ModelStatus
 from server.npu.stream import Task
 from server.npu.tasks import KernelTask, RecordTask, ResetTask, WaitTask
 from server.npu.trace import Where
@@ -53,7 +53,9 @@ class ModelCalls(CaptureCalls):
         on = self.idle_stream(stream, "aclmdlRIExecuteAsync")
         self._runnable(target, on.device.index)
         assign_defaults(target)  # on the host, before the replay is queued (modelri spec 4)
-        self.issue(on, ModelExecuteTask(target))
+        task = ModelExecuteTask(target)
+        self.issue(on, task)
+        target.queued.add(task)
 
     @acl_call
     async def aclmdlRIExecute(self, model: int | None, timeout: int) -> None:
@@ -125,6 +127,8 @@ class ModelCalls(CaptureCalls):
     def _runnable(model: ModelRI, device: int) -> None:
         if model.capturing:
             raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{model} is still capturing: end the capture first")
+        if model.kind is ModelKind.CAPTURE and model.status is not ModelStatus.READY:
+            raise AclError(ACL_ERROR_RT_MODEL_EXECUTE, not_ready(model))
         if model.device.index != device:
             raise AclError(ACL_ERROR_RT_MODEL_CONTEXT, f"{model} belongs to device {model.device.index}, not {device}")
         if isinstance(model, BuildModel):
@@ -147,6 +151,15 @@ def _debug_lines(target: ModelRI, indent: str) -> list[str]:
                     lines.append(f"{indent}          [{k}] ran {task.runs[k]}x:")
                     lines.extend(_debug_lines(branch, indent + "            "))
     return lines
+
+
+def not_ready(model: ModelRI) -> str:
+    """Why a capture model that is not READY cannot run (spec-modelri 3.1)."""
+    if model.status is ModelStatus.UPDATING:
+        return f"{model} has edits (aclmdlRITaskSetParams / aclmdlRITaskDisable) not yet applied: call aclmdlRIUpdate"
+    if model.status is ModelStatus.FAULT:
+        return f"{model} is FAULT after a failed edit or update: it can only be destroyed (aclmdlRIDestroy)"
+    return f"{model} is {model.state}, not ready"
 
 
 def _task_type(task: Task) -> aclmdlRITaskType:

@@ -129,6 +129,10 @@ class UpdateApplyTask:
         return f"update of {self.group.describe()}"
 
     async def run(self, lane: Lane) -> None:
+        model = self.group.model
+        for old, new in zip(self.group.kernels, self.kernels, strict=False):  # a kernel keeps its sequence number
+            if id(old) in model.seq_ids:
+                model.seq_ids[id(new)] = model.seq_ids.pop(id(old))
         self.group.kernels = self.kernels
         self.group.updates_applied += 1
 
@@ -144,7 +148,14 @@ class ModelExecuteTask:
         return f"{self.api} of {self.model}"
 
     async def run(self, lane: Lane) -> None:
-        await self.model.replay(lane)
+        try:
+            await self.model.replay(lane)
+        finally:
+            self.model.queued.discard(self)
+
+    def abandon(self) -> None:
+        """Dropped from its stream before it ran: the replay is no longer in flight."""
+        self.model.queued.discard(self)
 
 
 @dataclass(eq=False)
@@ -188,6 +199,7 @@ class ModelRI:
         self._next_seq = 0
         self.groups: dict[int, TaskGroup] = {}
         self.executions = 0
+        self.queued: set[ModelExecuteTask] = set()  # replays launched and not finished (the runtime's refCount_)
         self._running = asyncio.Lock()
         # conditional models (server.npu.cond): the sub-models of this model's condition tasks, which live and die
         # with it, the cond handles created on it, and (for a sub-model) the model whose condition task runs it
@@ -201,6 +213,17 @@ class ModelRI:
     @property
     def running(self) -> bool:
         return self._running.locked()
+
+    @property
+    def in_flight(self) -> int:
+        """Replays launched and not finished, queued ones included: while there are any the model is not editable."""
+        return max(len(self.queued), int(self.running))
+
+    def bound_lane(self, stream_handle: int) -> ModelLane | None:
+        """The lane of a Build model that the user stream `stream_handle` is bound to (aclmdlRIGetTasksByStream)."""
+        if self.kind is not ModelKind.BUILD:
+            return None
+        return next((lane for lane in self.lanes if lane.stream_handle == stream_handle), None)
 
     @property
     def state(self) -> str:
@@ -285,6 +308,12 @@ class Update:
                 f"one launch too many: {self.group.describe()} has {len(self.group.kernels)} kernel(s)",
             )
         old = self.group.kernels[index]
+        if not isinstance(old, KernelTask):
+            raise AclError(
+                ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
+                f"task #{index} of {self.group.describe()} is no longer a kernel ({old.describe()}, made by "
+                "aclmdlRITaskSetParams): it cannot be updated",
+            )
         if old.kernel.kernel_kind != task.kernel.kernel_kind:
             raise AclError(
                 ACL_ERROR_RT_INTERNAL_ERROR,

@@ -15,6 +15,7 @@ from server.npu.calls_callback import CallbackCalls
 from server.npu.calls_cond import CondCalls
 from server.npu.calls_context import ContextCalls
 from server.npu.calls_devinfo import DeviceInfoCalls
+from server.npu.calls_edit import EditCalls
 from server.npu.calls_event import EventCalls
 from server.npu.calls_hostreg import HostRegistrationCalls
 from server.npu.calls_ipc import IpcCalls
@@ -53,6 +54,7 @@ class Runtime(
     ModelCalls,
     BuildCalls,
     CondCalls,
+    EditCalls,
     AclnnCalls,
 ):
     """The ACL runtime as seen by one client context (one process, in CANN terms)."""

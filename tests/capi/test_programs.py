@@ -22,8 +22,10 @@ from proto.errors import (
     ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
     ACL_ERROR_RT_DEVICE_MEM_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+    ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY,
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_INVALID_DEVICEID,
+    ACL_ERROR_RT_MODEL_EXECUTE,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_ABORT,
     ACL_ERROR_RT_STREAM_NO_CB_REG,
@@ -486,3 +488,36 @@ def test_conditional_models_from_c_print_the_s3_sample_output(toolkit: Path, tmp
         "unfinished": "107045",
         "unfinished-destroyed": "107017",
     }
+
+
+@pytest.mark.parametrize("blocking", ["0", "1"])
+def test_model_edit_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path, blocking: str) -> None:
+    """A captured model listed and edited from C: its stream and tasks (the arrays' 107039 rules), types and
+    sequence ids, a grouped kernel's arguments changed through its JSON argument block, a kernel turned into a value
+    write, a kernel disabled; the replay after aclmdlRIUpdate computes the edited program."""
+    binary = compile_program(toolkit, PROGRAMS / "model_edit.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon, VNPU_LAUNCH_BLOCKING=blocking)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    values = {name: lines.pop(name) for name in ("a", "c", "d", "e")}
+    assert values == dict.fromkeys(values, "ok")
+    assert (lines.pop("w"), lines.pop("w2")) == ("7", "42")
+    checked = {
+        "streams-count-value": "1", "streams-untouched": "1", "tasks-count-value": "5", "tasks-short-filled": "2 1",
+        "tasks-tail-nulled": "1", "types": "11151", "seq-ids": "01234", "attr-timeout-value": "1090",
+        "params-size": "200", "params-kernel": "1 1", "params-zeroed": "1", "args-json": "1", "converted-type": "5",
+        "tasks-after-value": "4",
+    }  # fmt: skip
+    assert {name: lines.pop(name) for name in checked} == checked
+    codes = {name: int(value.split()[0]) for name, value in lines.items()}
+    assert codes.pop("streams-short") == ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY
+    assert codes.pop("streams-null-count") == ACL_ERROR_RT_PARAM_INVALID
+    assert codes.pop("tasks-short") == ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY
+    assert codes.pop("tasks-user-stream") == ACL_ERROR_RT_PARAM_INVALID and "aclmdlRIGetStreams" in lines[
+        "tasks-user-stream"]  # fmt: skip
+    assert codes.pop("type-null") == ACL_ERROR_RT_PARAM_INVALID
+    # the refused launch: at the call with VNPU_LAUNCH_BLOCKING=1 (as C), else at the next call that waits
+    at, then = ("execute-before-update", "update") if blocking == "1" else ("update", "execute-before-update")
+    assert codes.pop(at) == ACL_ERROR_RT_MODEL_EXECUTE and "call aclmdlRIUpdate" in lines[at]
+    assert codes.pop(then) == 0
+    assert {name: code for name, code in codes.items() if code != 0} == {}

@@ -296,6 +296,22 @@ async def exercise(c: Caller) -> None:
         np.testing.assert_allclose(await r.get(o, (8,)), np.full(8, want), rtol=1e-6)
     await c("aclrtRecordEvent", event=ext, stream=s2)
     await c("aclmdlRIExecute", modelRI=model, timeout=5000)
+    # introspection and editing (spec-modelri 3): the seed's model, its group kernel edited, its first kernel gone
+    lanes = await c("aclmdlRIGetStreams", modelRI=model, streams=True, numStreams=4)
+    assert lanes["numStreams"] == 1
+    listed = await c("aclmdlRIGetTasksByStream", stream=lanes["streams"][0], tasks=True, numTasks=8)
+    assert listed["numTasks"] == 4
+    first, wait, _, grouped = listed["tasks"]
+    assert (await c("aclmdlRITaskGetType", task=wait))["type"] == 3  # ACL_MODEL_RI_TASK_EVENT_WAIT
+    assert (await c("aclmdlRITaskGetSeqId", task=grouped))["id"] == 3
+    params = (await c("aclmdlRITaskGetParams", task=grouped))["params"]
+    assert params["type"] == 1 and params["taskGrp"] == handle
+    params["taskGrp"] = 0
+    await c("aclmdlRITaskSetParams", task=grouped, params=params)
+    assert (await c("aclmdlRIKernelTaskGetAttribute", task=grouped, attrId=7))["attrValue"] == 1090  # s, default
+    await c("aclmdlRITaskDisable", task=first)
+    await c("aclmdlRIUpdate", modelRI=model)
+    assert (await c("aclmdlRIGetTasksByStream", stream=lanes["streams"][0], tasks=False, numTasks=0))["numTasks"] == 3
     await c("aclmdlRIDestroy", modelRI=model)
 
     # the Build API: p1 (HEAD) adds, then jumps on *left == *right to p2, which activates p3, the end stream
