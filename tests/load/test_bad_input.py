@@ -282,18 +282,19 @@ def _reuse_executor(w: World) -> None:
 
 R = acl  # codes and constants under their C names
 P = R.ACL_ERROR_RT_PARAM_INVALID
+H = R.ACL_ERROR_RT_INVALID_HANDLE  # a handle that is not a live one of the context (stale, foreign, made up)
 INV = R.ACL_ERROR_INVALID_PARAM
 NN = R.ACLNN_ERR_PARAM_INVALID
 
 CASES: list[Case] = [
     # streams
-    Case("stream: invalid handle", "aclrtSynchronizeStream", P, ("0xdeadbeef is not a stream of this context",),
+    Case("stream: invalid handle", "aclrtSynchronizeStream", H, ("0xdeadbeef is not a stream of this context",),
          lambda w: w.rt.aclrtSynchronizeStream(0xDEADBEEF)),
-    Case("stream: destroyed", "aclrtStreamQuery", P, ("is not a stream of this context",),
+    Case("stream: destroyed", "aclrtStreamQuery", H, ("is a stream that was destroyed",),
          lambda w: w.rt.aclrtStreamQuery(w.dead_stream)),
-    Case("stream: destroyed twice", "aclrtDestroyStream", P, ("is not a stream of this context",),
+    Case("stream: destroyed twice", "aclrtDestroyStream", H, ("is a stream that was destroyed",),
          lambda w: w.rt.aclrtDestroyStream(w.dead_stream)),
-    Case("stream: foreign", "aclrtMemsetAsync", P, ("is not a stream of this context",),
+    Case("stream: foreign", "aclrtMemsetAsync", H, ("is not a stream of this context",),
          lambda w: w.rt.aclrtMemsetAsync(w.d, BLOCK, 0, BLOCK, w.f_stream)),
     Case("stream: another device's", "aclrtSynchronizeStream", R.ACL_ERROR_RT_STREAM_CONTEXT,
          ("belongs to device 1", "this thread's device is 0"), lambda w: w.rt.aclrtSynchronizeStream(w.stream_dev1)),
@@ -304,13 +305,13 @@ CASES: list[Case] = [
     Case("stream: NULL destroy", "aclrtDestroyStream", INV, ("default stream cannot be destroyed",),
          lambda w: w.rt.aclrtDestroyStream(0)),
     # events
-    Case("event: invalid handle", "aclrtRecordEvent", P, ("0x7 is not an event of this context",),
+    Case("event: invalid handle", "aclrtRecordEvent", H, ("0x7 is not an event of this context",),
          lambda w: w.rt.aclrtRecordEvent(7, w.s3)),
-    Case("event: destroyed", "aclrtQueryEventStatus", P, ("is not an event of this context",),
+    Case("event: destroyed", "aclrtQueryEventStatus", H, ("is an event that was destroyed",),
          lambda w: w.rt.aclrtQueryEventStatus(w.dead_event)),
-    Case("event: foreign", "aclrtStreamWaitEvent", P, ("is not an event of this context",),
+    Case("event: foreign", "aclrtStreamWaitEvent", H, ("is not an event of this context",),
          lambda w: w.rt.aclrtStreamWaitEvent(w.s3, w.f_event)),
-    Case("event: foreign sync", "aclrtSynchronizeEvent", P, ("is not an event of this context",),
+    Case("event: foreign sync", "aclrtSynchronizeEvent", H, ("is not an event of this context",),
          lambda w: w.rt.aclrtSynchronizeEvent(w.f_event)),
     Case("event: NULL", "aclrtDestroyEvent", INV, ("event is NULL",), lambda w: w.rt.aclrtDestroyEvent(0)),
     Case("event: flag 0", "aclrtCreateEventWithFlag", P, ("flag 0x0",),
@@ -480,7 +481,7 @@ CASES: list[Case] = [
          lambda w: w.rt.aclnnAdd(0, *add_executor(w.a, w.b, w.f_ptr), w.s3)),
     Case("phase 2: pinned memory as a tensor", "aclnnAdd", NN, ("not device memory",),
          lambda w: w.rt.aclnnAdd(0, *add_executor(w.a, w.b, w.pinned.ptr), w.s3)),
-    Case("phase 2: foreign stream", "aclnnAdd", P, ("is not a stream of this context",),
+    Case("phase 2: foreign stream", "aclnnAdd", H, ("is not a stream of this context",),
          lambda w: w.rt.aclnnAdd(0, *add_executor(w.a, w.b, w.c), w.f_stream)),
     Case("phase 2: NULL executor", "aclnnAdd", R.ACLNN_ERR_PARAM_NULLPTR, ("executor is NULL",),
          lambda w: w.rt.aclnnAdd(0, 0, None, w.s3)),
