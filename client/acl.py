@@ -162,6 +162,7 @@ def _session_function(name: str, body: Callable[..., Any]) -> Callable[..., Any]
 
 _SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint"}
 _CALLBACKS = {name: _session_function(name, body) for name, body in _callbacks.FUNCTIONS.items()}
+_CALLBACKS["aclmdlRIDestroy"] = _session_function("aclmdlRIDestroy", _callbacks.aclmdlRIDestroy)
 _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CALLBACKS) and not api.startswith("vnpu")}
 globals().update(_DEVICE)
 globals().update(_CALLBACKS)

@@ -344,7 +344,7 @@ CASES: list[Case] = [
          ("is not a model of this context",),
          lambda w: w.rt.aclmdlRIExecuteAsync(w.f_model, w.s3)),
     Case("model: NULL", "aclmdlRIDestroy", INV, ("modelRI is NULL",), lambda w: w.rt.aclmdlRIDestroy(0)),
-    Case("model: execute timeout 0", "aclmdlRIExecute", INV, ("timeout must be -1 or > 0",),
+    Case("model: execute timeout 0", "aclmdlRIExecute", P, ("timeout must be -1 or > 0",),
          lambda w: w.rt.aclmdlRIExecute(w.model, 0)),
     Case("model: json flags 2", "aclmdlRIDebugJsonPrint", INV, ("flags 2",),
          lambda w: w.session.call("aclmdlRIDebugJsonPrint", w.model, None, 2)),
