@@ -22,7 +22,7 @@ from typing import Any
 
 import proto.host as host
 from client import acl, lasterror
-from client.capi import allocator, callbacks, convert, exceptions, hostobj, ipc, randomnum, streamstate, vmm
+from client.capi import allocator, callbacks, convert, exceptions, hostobj, ipc, models, randomnum, streamstate, vmm
 from client.capi.convert import Bound, C
 from client.errors import ServerError, TransportError
 from proto.calltable import CALLS
@@ -192,6 +192,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **callbacks.SPECIAL,
     **exceptions.SPECIAL,
     **ipc.SPECIAL,
+    **models.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,
     **vmm.SPECIAL,
