@@ -172,6 +172,7 @@ def _session_function(name: str, body: Callable[..., Any]) -> Callable[..., Any]
 
 _SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint", "aclmdlRITaskGetParams"}
 _CALLBACKS = {name: _session_function(name, body) for name, body in _callbacks.FUNCTIONS.items()}
+_CALLBACKS["aclmdlRIDestroy"] = _session_function("aclmdlRIDestroy", _callbacks.aclmdlRIDestroy)
 _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CALLBACKS) and not api.startswith("vnpu")}
 globals().update(_DEVICE)
 globals().update(_CALLBACKS)

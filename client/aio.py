@@ -234,6 +234,11 @@ async def aclmdlRIDebugJsonPrint(modelRI: int, path: str | None, flags: int) -> 
     return text
 
 
+async def aclmdlRIDestroy(modelRI: int) -> None:  # noqa: N802, N803
+    """Destroy the model (no destroy callback can be registered from this client: see `_no_callbacks`)."""
+    await current().call("aclmdlRIDestroy", modelRI)
+
+
 def _no_callbacks(api: str) -> Callable[..., Awaitable[Any]]:
     async def function(*_: Any) -> Any:
         raise AclError(
@@ -247,7 +252,7 @@ def _no_callbacks(api: str) -> Callable[..., Awaitable[Any]]:
     return function
 
 
-_SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint"}
+_SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint", "aclmdlRIDestroy"}
 _CALLBACKS = {api: _no_callbacks(api) for api in CALLBACK_FUNCTIONS}
 _COROUTINES = {
     api: _coroutine(api) for api in CALLS if api not in _SPECIAL | set(_CALLBACKS) and not api.startswith("vnpu")

@@ -110,10 +110,76 @@ def run(call: Call, reports: list[dict[str, Any]]) -> None:
                 call("vnpuCallbackDone", due["callbackId"])
 
 
+class DestroyCallbacks:
+    """The destroy callbacks of models (aclmdlRIDestroyRegisterCallback), kept here: the daemon knows each by its
+    `func` key (a C function's address, a Python callable's id()) and hands the keys back from aclmdlRIDestroy,
+    ordered by key (the runtime orders them by function address), for `destroyed` to call here."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[int, int], tuple[Callable[[Any], None], Any]] = {}  # (model, key) -> fn, userData
+        self._lock = threading.Lock()
+
+    def key(self, model: int, fn: Any) -> int:
+        """The key of `fn`: the one it was registered under if an equal callable was (a bound method made anew
+        each time it is read), else its id()."""
+        with self._lock:
+            for (m, key), (kept, _) in self._kept.items():
+                if m == model and kept == fn:
+                    return key
+        return id(fn) if fn is not None else 0
+
+    def register(self, call: Call, model: int, key: int, fn: Callable[[Any], None], data: Any, data_key: int) -> None:
+        call("aclmdlRIDestroyRegisterCallback", model, key, data_key)
+        with self._lock:
+            self._kept[(model, key)] = (fn, data)
+
+    def unregister(self, call: Call, model: int, key: int) -> None:
+        call("aclmdlRIDestroyUnregisterCallback", model, key)
+        with self._lock:
+            self._kept.pop((model, key), None)
+
+    def destroyed(self, model: int, due: list[dict[str, Any]]) -> None:
+        """The model is gone: call its callbacks in the daemon's order (one registered by another process of a
+        shared context is not ours to call), then forget them all."""
+        with self._lock:
+            found = [self._kept.pop((model, d["func"]), None) for d in due]
+            for key in [k for k in self._kept if k[0] == model]:
+                del self._kept[key]
+        for entry in found:
+            if entry is None:
+                continue
+            fn, data = entry
+            try:
+                fn(data)
+            except Exception:  # reported like an uncaught exception in a thread; the destroy stands
+                print("vnpu: a model destroy callback raised an exception:", file=sys.stderr)
+                traceback.print_exc()
+
+
+DESTROY = DestroyCallbacks()
+
+
+def aclmdlRIDestroyRegisterCallback(call: Call, modelRI: int, func: Any, userData: Any) -> None:  # noqa: N802, N803
+    """`func(userData)` is called on the thread that destroys the model, after it stopped running."""
+    _callable(func, "aclmdlRIDestroyRegisterCallback")
+    DESTROY.register(call, modelRI, DESTROY.key(modelRI, func), func, userData, id(userData) if userData else 0)
+
+
+def aclmdlRIDestroyUnregisterCallback(call: Call, modelRI: int, func: Any) -> None:  # noqa: N802, N803
+    DESTROY.unregister(call, modelRI, DESTROY.key(modelRI, func))
+
+
+def aclmdlRIDestroy(call: Call, modelRI: int) -> None:  # noqa: N802, N803
+    """Destroy the model, then call its destroy callbacks here, on the calling thread."""
+    DESTROY.destroyed(modelRI, call("aclmdlRIDestroy", modelRI))
+
+
 FUNCTIONS: dict[str, Callable[..., None]] = {
     "aclrtLaunchCallback": aclrtLaunchCallback,
     "aclrtLaunchHostFunc": aclrtLaunchHostFunc,
     "aclrtProcessReport": aclrtProcessReport,
+    "aclmdlRIDestroyRegisterCallback": aclmdlRIDestroyRegisterCallback,
+    "aclmdlRIDestroyUnregisterCallback": aclmdlRIDestroyUnregisterCallback,
 }
 """The C functions implemented here, each taking the session's `call` first."""
 

@@ -69,6 +69,13 @@ class DueCallback(WireModel):
     captured: bool  # from a model: handed back at every replay, so the client keeps fn and userData
 
 
+class DestroyCallback(WireModel):
+    """A destroy callback of a model (aclmdlRIDestroyRegisterCallback) for the client to call: func(userData)."""
+
+    func: U64
+    userData: U64  # noqa: N815
+
+
 class aclrtMemLocation(WireModel):  # noqa: N801 - the C struct's name
     id: U32 = 0
     type: I32 = 0  # aclrtMemLocationType
@@ -599,7 +606,13 @@ _CALLS: tuple[Call, ...] = (
     # models
     call("aclmdlRIExecuteAsync", ("modelRI", Handle), ("stream", Stream), asynchronous=True),
     call("aclmdlRIExecute", ("modelRI", Handle), ("timeout", I32)),
-    call("aclmdlRIDestroy", ("modelRI", Handle)),
+    call(
+        "aclmdlRIDestroy",
+        ("modelRI", Handle),
+        out=(("callbacks", list[DestroyCallback]),),
+        doc="The destroy callbacks registered on the model, ordered by func: the client calls each func(userData) "
+        "on the destroying thread (C has no out-parameter).",
+    ),
     call("aclmdlRIDebugPrint", ("modelRI", Handle), out=(("text", str),), doc="Returns the dump as text."),
     call(
         "aclmdlRIDebugJsonPrint",
@@ -681,6 +694,25 @@ _CALLS: tuple[Call, ...] = (
         doc="attrValue: the union aclrtLaunchKernelAttrValue's first 8 bytes (see aclrtLaunchKernelAttr).",
     ),
     call("aclmdlRIUpdate", ("modelRI", Handle)),
+    # models: names, ids, abort, destroy callbacks (modelri spec 5)
+    call("aclmdlRISetName", ("modelRI", Handle), ("name", str | None)),
+    call(
+        "aclmdlRIGetName",
+        ("modelRI", Handle),
+        ("maxLen", U32),
+        out=(("name", str),),
+        doc="maxLen is the size of the C buffer, which must hold the name and its NUL (507000 otherwise).",
+    ),
+    call("aclmdlRIGetId", ("modelRI", Handle), out=(("modelRIId", U32),)),
+    call("aclmdlRIAbort", ("modelRI", Handle)),
+    call(
+        "aclmdlRIDestroyRegisterCallback",
+        ("modelRI", Handle),
+        ("func", Handle),
+        ("userData", Handle),
+        doc="func and userData are opaque to the daemon: aclmdlRIDestroy hands them back to the client.",
+    ),
+    call("aclmdlRIDestroyUnregisterCallback", ("modelRI", Handle), ("func", Handle)),
     # aclnn phase 2
     *(_launch(op) for op in OPS),
     # vnpu's own: pinned host memory seen from a remote client

@@ -31,7 +31,7 @@ import numpy as np
 from proto.constants import ACL_MODEL_STREAM_FLAG_HEAD, aclrtCompareDataType, aclrtCondition
 from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACL_ERROR_RT_MODEL_EXECUTE, AclError
 from server.npu.arena import MemoryFault
-from server.npu.model import ModelKind, ModelLane, ModelRI
+from server.npu.model import Bindings, ModelKind, ModelLane, ModelRI
 from server.npu.tasks import Pins, check_pins
 from server.npu.trace import Where, traced
 
@@ -223,7 +223,8 @@ class BuildModel(ModelRI):
                 return lane
         return None
 
-    async def replay(self, on: Lane) -> None:
+    async def replay(self, on: Lane, bindings: Bindings | None = None) -> None:
+        """A Build model holds no EXTERNAL records or waits (they need a capture): `bindings` is always empty."""
         async with self._running:
             with np.errstate(all="ignore"):  # the lanes' tasks inherit it
                 try:

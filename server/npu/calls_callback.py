@@ -10,6 +10,7 @@ from proto.constants import aclrtCallbackBlockType
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_INTERNAL_ERROR,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_NO_CB_REG,
     ACL_ERROR_RT_STREAM_SUBSCRIBE,
@@ -137,7 +138,7 @@ class CallbackCalls(Context):
             return self.stream(handle)
         found = self.streams.get(handle) or self.default_streams.get(handle)
         if found is None:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a stream of this context")
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("stream", handle))
         return found
 
     def _not_runtime_subscribed(self, stream: Stream, api: str) -> None:

@@ -157,6 +157,7 @@ class DeviceCalls(Context):
             self.streams.pop(stream.handle, None)
             self.default_streams.pop(stream.handle, None)
             self.stream_contexts.pop(stream.handle, None)
+            self.bury(stream.handle, "stream")
 
     async def _release_device(self, index: int) -> None:
         """Everything this context holds on device `index` goes: its ACL contexts (the primary one and any

@@ -33,6 +33,8 @@ from proto.errors import (
 from server.npu.capture_events import CaptureEvents
 from server.npu.context import acl_call, require
 from server.npu.event import Event
+from server.npu.external import ExternalRecordTask, ExternalTask, ExternalWaitTask
+from server.npu.model import ModelKind
 from server.npu.stream import Stream
 from server.npu.tasks import RecordTask, ResetTask, WaitTask
 
@@ -83,7 +85,9 @@ class EventCalls(CaptureEvents):
 
     @acl_call
     def aclrtRecordEventWithFlag(self, event: int | None, stream: int | None, flag: int) -> None:
-        """ACL_EVENT_RECORD_DEFAULT is aclrtRecordEvent; ACL_EVENT_RECORD_EXTERNAL belongs in a capture."""
+        """ACL_EVENT_RECORD_DEFAULT is aclrtRecordEvent; ACL_EVENT_RECORD_EXTERNAL belongs in a capture (see
+        `external`: each replay records the event afresh, and its latest record switches to that one at launch)."""
+        require(bool(event), "event is NULL")
         require(flag in (0, 1), f"flag {flag:#x} is neither ACL_EVENT_RECORD_DEFAULT nor ACL_EVENT_RECORD_EXTERNAL")
         self._record(event, stream, flag, "aclrtRecordEventWithFlag")
 
@@ -94,7 +98,8 @@ class EventCalls(CaptureEvents):
     @acl_call
     def aclrtStreamWaitEventWithFlag(self, stream: int | None, event: int | None, timeout: int, flag: int) -> None:
         """ACL_EVENT_WAIT_DEFAULT is aclrtStreamWaitEventWithTimeout; ACL_EVENT_WAIT_EXTERNAL (timeout 0) belongs
-        in a capture."""
+        in a capture (see `external`: each replay waits for the event's latest record as of its launch)."""
+        require(bool(event), "event is NULL")
         require(flag in (0, 1), f"flag {flag:#x} is neither ACL_EVENT_WAIT_DEFAULT nor ACL_EVENT_WAIT_EXTERNAL")
         require(not (flag and timeout), f"ACL_EVENT_WAIT_EXTERNAL takes no timeout, got {timeout}")
         self._wait(stream, event, float(timeout) or None, "aclrtStreamWaitEventWithFlag", flag)
@@ -184,35 +189,56 @@ class EventCalls(CaptureEvents):
         return int((target.latest.timestamp - target.device.started) * 1e6)
 
     def _record(self, event: int | None, stream: int | None, flag: int, api: str) -> None:
+        """The runtime's checks in its order (ae EventRecord, then ai): the handles, the device, an IPC event in a
+        capture, an EXTERNAL record's event kind, the record-flag lock (fixed even if the call fails later)."""
         target, on = self.event(event), self.stream(stream)
         self._same_device(target, on)
         self._not_ipc_in_capture(target, on, api)
-        self._fix_flag(target, "record_kind", flag, api)
         if flag == ACL_EVENT_RECORD_EXTERNAL:
-            self._external(target, on, api)
+            self._external_kind(target, api)
+        self._fix_flag(target, "record_kind", flag, api)
         self._model_stream_event(target, on, api)
+        if flag == ACL_EVENT_RECORD_EXTERNAL:
+            self._external(target, on, api, ExternalRecordTask(api, target))
+            return
         self.refuse_default_stream(on, api)
         if on in self.bound:  # persisted into a Build model: its replays are no host-visible records
             self.issue(on, RecordTask(api, target, None))
         elif not self.record_in_capture(target, on, api):
             self.issue(on, RecordTask(api, target, target.issue_record(on)))
 
-    def _external(self, event: Event, stream: Stream, api: str) -> None:
-        """The checks of an *_EXTERNAL record or wait (spec-breadth 5.2, steps 3 and 6)."""
+    @staticmethod
+    def _external_kind(event: Event, api: str) -> None:
+        """An *_EXTERNAL record or wait takes an aclrtCreateEventExWithFlag event of exactly ACL_EVENT_SYNC."""
         if event.legacy or event.flags != ACL_EVENT_SYNC:
             raise AclError(
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                f"{api} with an *_EXTERNAL flag needs an event from aclrtCreateEventExWithFlag(ACL_EVENT_SYNC); "
-                f"{event} is not one",
+                f"{api} with an *_EXTERNAL flag needs an event from aclrtCreateEventExWithFlag(ACL_EVENT_SYNC) "
+                f"(that flag alone); {event} is not one",
             )
-        if stream not in self.capturing:
+
+    def _external(self, event: Event, stream: Stream, api: str, task: ExternalTask) -> None:
+        """The rest of an *_EXTERNAL record's or wait's checks (modelri spec 6), then the task joins the model."""
+        capture = self.capturing.get(stream)
+        if capture is not None and capture.model.kind is ModelKind.SUB:
+            raise AclError(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                f"{api} with an *_EXTERNAL flag is not supported in a sub ACL graph ({capture})",
+            )
+        if capture is None:
             raise AclError(
                 ACL_ERROR_RT_STREAM_NOT_CAPTURED,
-                f"{api} with an *_EXTERNAL flag records or waits across a model's boundary: {stream} is not capturing",
+                f"{api} with an *_EXTERNAL flag records or waits across a model's boundary: {stream} is not capturing "
+                "(outside a capture use the DEFAULT flag)",
             )
-        raise AclError(
-            ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "vnpu does not implement captured *_EXTERNAL records and waits yet"
-        )
+        for lane in capture.lanes.values():
+            for earlier in lane.tasks:
+                if isinstance(earlier, ExternalRecordTask | ExternalWaitTask) and earlier.event is event:
+                    raise _invalid(
+                        f"{event} already has {earlier.describe()} in {capture}: an event takes one EXTERNAL record "
+                        "or one EXTERNAL wait per model (use another event)"
+                    )
+        self.issue(stream, task)
 
     @staticmethod
     def _fix_flag(event: Event, which: str, flag: int, api: str) -> None:
@@ -237,21 +263,27 @@ class EventCalls(CaptureEvents):
         return event.handle
 
     def _wait(self, stream: int | None, event: int | None, timeout: float | None, api: str, flag: int = 0) -> None:
+        """The runtime's checks in its order (ae StreamWaitEvent, then ai): the handles, the device, an IPC event in
+        a capture, an event with no wait task (207000, in a capture too: modelri spec 8.8), an EXTERNAL wait's
+        event kind, the wait-flag lock."""
         on, target = self.stream(stream), self.event(event)
         self._same_device(target, on)
         self._not_ipc_in_capture(target, on, api)
-        self._fix_flag(target, "wait_kind", flag, api)
-        if flag:
-            self._external(target, on, api)
-        self._model_stream_event(target, on, api)
-        self.refuse_default_stream(on, api)
-        if self.wait_in_capture(on, target, timeout, api):  # there, a wait on such an event is 107000 (spec 3.2)
-            return
         if not target.flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC):
             raise AclError(
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                 f"{target} was created without ACL_EVENT_SYNC, so it has no wait task: streams cannot wait on it",
             )
+        if flag:
+            self._external_kind(target, api)
+        self._fix_flag(target, "wait_kind", flag, api)
+        self._model_stream_event(target, on, api)
+        if flag:
+            self._external(target, on, api, ExternalWaitTask(api, target))
+            return
+        self.refuse_default_stream(on, api)
+        if self.wait_in_capture(on, target, timeout, api):
+            return
         if target.binary:
             self.issue(on, WaitTask(api, target, None, timeout))
             return

@@ -8,23 +8,26 @@ import json
 
 from proto.constants import aclmdlRITaskType
 from proto.errors import (
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_MODEL_CAPTURED,
     ACL_ERROR_RT_MODEL_CONTEXT,
     ACL_ERROR_RT_MODEL_EXECUTE,
+    ACL_ERROR_RT_MODEL_RUNNING,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
     AclError,
 )
+from server.npu import external
 from server.npu.build import BuildModel, runnable_build
 from server.npu.calls_capture import CaptureCalls
 from server.npu.cond import CondTask, assign_defaults
 from server.npu.context import acl_call, require
-from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelExecuteTask, ModelKind, ModelRI, ModelStatus
+from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelKind, ModelRI, ModelStatus
 from server.npu.stream import Task
 from server.npu.tasks import KernelTask, RecordTask, ResetTask, WaitTask
 from server.npu.trace import Where
 
-DESTROY_WAIT = 10.0  # seconds aclmdlRIDestroy waits for a running replay (context.cc: ~10 s)
+DESTROY_WAIT = 10.0  # seconds aclmdlRIDestroy waits for a running replay (context.cc: ~10 s); tests shorten it
 
 
 class _HostLane:
@@ -53,39 +56,57 @@ class ModelCalls(CaptureCalls):
         on = self.idle_stream(stream, "aclmdlRIExecuteAsync")
         self._runnable(target, on.device.index)
         assign_defaults(target)  # on the host, before the replay is queued (modelri spec 4)
-        task = ModelExecuteTask(target)
+        task, events = external.launch(target, on)  # EXTERNAL records and waits bind now, on the host
         self.issue(on, task)
         target.queued.add(task)
+        external.commit(task, events)
 
     @acl_call
     async def aclmdlRIExecute(self, model: int | None, timeout: int) -> None:
-        """Replay `model` and wait for it; `timeout` in ms, -1 to wait forever."""
-        build = isinstance(self.models.get(model or 0), BuildModel)  # modelRI first, then timeout: 107000
-        if not build:
-            require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
-        target = self.root_model(model, "aclmdlRIExecute", code=ACL_ERROR_RT_PARAM_INVALID)
+        """Replay a Build model and wait for it; `timeout` in ms, -1 to wait forever. The runtime's checks in its
+        order: NULL (100000), a stale handle (107017), the timeout (107000), a capture model (107000: the runtime
+        runs those with aclmdlRIExecuteAsync only), another device's model (107004); a replay that outlasts the
+        timeout answers 507046, as a stream synchronize does, and goes on."""
+        target = self.model(model)
         require(
             timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}", ACL_ERROR_RT_PARAM_INVALID
         )
+        if target.kind is not ModelKind.BUILD:
+            raise AclError(
+                ACL_ERROR_RT_PARAM_INVALID,
+                f"{target} is a captured model (ACL graph), which aclmdlRIExecute does not run: use "
+                "aclmdlRIExecuteAsync and synchronize its stream",
+            )
         self._runnable(target, self.device().index)
         assign_defaults(target)
         replay = asyncio.ensure_future(target.replay(_HostLane(self, target.device.index)))
         done, _ = await asyncio.wait({replay}, timeout=None if timeout == -1 else timeout / 1000)
         if not done:  # the replay goes on; the model stays consistent
-            code = ACL_ERROR_RT_STREAM_SYNC_TIMEOUT if isinstance(target, BuildModel) else ACL_ERROR_RT_MODEL_EXECUTE
-            raise AclError(code, f"{target} did not finish within {timeout} ms")
+            raise AclError(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, f"{target} did not finish within {timeout} ms")
         replay.result()
 
     @acl_call
-    async def aclmdlRIDestroy(self, model: int | None) -> None:
-        """Waits up to 10 s for a running replay to finish, as the runtime does (a replay blocked on an event that
-        is never recorded goes on until its stream is destroyed); the model's task groups go with it."""
+    async def aclmdlRIDestroy(self, model: int | None) -> list[dict[str, int]]:
+        """Waits up to DESTROY_WAIT (10 s) for a running replay to finish, as the runtime does; a model still
+        running then is kept and the call answers 107037. Otherwise the model and its task groups go, and the
+        destroy callbacks registered on it are returned, ordered by function address (the runtime's std::set
+        order), for the client to run on the calling thread: [{"func": ..., "userData": ...}]."""
         target = self.root_model(model, "aclmdlRIDestroy")
         if target.capturing:
             raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{target} is still capturing: end the capture first")
+        if target.running:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(target.wait_idle()), DESTROY_WAIT)
+        if target.running:
+            raise AclError(
+                ACL_ERROR_RT_MODEL_RUNNING,
+                f"{target} is still running after {DESTROY_WAIT:g} s (a replay waits for something that does not "
+                "come); it is kept: stop it (aclmdlRIAbort, or aclrtStreamAbort on its stream), then destroy it",
+            )
+        if target.destroyed:  # another destroy finished while this one waited
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("model", target.handle))
         self.drop_model(target)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(target.wait_idle(), DESTROY_WAIT)
+        return [{"func": f, "userData": d} for f, d in sorted(target.destroy_callbacks.items())]
 
     @acl_call
     def aclmdlRIDebugPrint(self, model: int | None) -> str:
@@ -103,7 +124,7 @@ class ModelCalls(CaptureCalls):
         for index, lane in enumerate(target.lanes):
             for number, task in enumerate(lane.tasks):
                 args: dict[str, object] = {
-                    "Model Id": target.handle,
+                    "Model Id": target.ident,
                     "Stream Id": lane.stream_handle,
                     "Task Id": number,
                     "Task Type": _task_type(task).name,
@@ -165,9 +186,9 @@ def not_ready(model: ModelRI) -> str:
 def _task_type(task: Task) -> aclmdlRITaskType:
     if isinstance(task, KernelTask | GroupTask):
         return aclmdlRITaskType.ACL_MODEL_RI_TASK_KERNEL
-    if isinstance(task, RecordTask | CaptureRecord):
+    if isinstance(task, RecordTask | CaptureRecord | external.ExternalRecordTask):
         return aclmdlRITaskType.ACL_MODEL_RI_TASK_EVENT_RECORD
-    if isinstance(task, WaitTask | CaptureWait):
+    if isinstance(task, WaitTask | CaptureWait | external.ExternalWaitTask):
         return aclmdlRITaskType.ACL_MODEL_RI_TASK_EVENT_WAIT
     if isinstance(task, ResetTask):
         return aclmdlRITaskType.ACL_MODEL_RI_TASK_EVENT_RESET

@@ -60,6 +60,7 @@ class StreamCalls(Context):
             )
         del self.streams[target.handle]
         self.stream_contexts.pop(target.handle, None)
+        self.bury(target.handle, "stream")
         return target
 
     @staticmethod

@@ -185,7 +185,7 @@ class Context:
             return current.default_stream
         stream = self.streams.get(handle) or self.default_streams.get(handle)
         if stream is None:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a stream of this context")
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("stream", handle))
         if stream.device is not device:
             raise AclError(
                 ACL_ERROR_RT_STREAM_CONTEXT,
@@ -200,7 +200,7 @@ class Context:
             return self.acl_context().default_stream
         stream = self.streams.get(handle) or self.default_streams.get(handle)
         if stream is None:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a stream of this context")
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("stream", handle))
         return stream
 
     def own_stream(self, handle: int | None) -> Stream:
@@ -264,9 +264,10 @@ class Context:
 
     def not_a(self, what: str, handle: int) -> str:
         """Why `handle` is not a live `what` of this context."""
+        article = "an" if what[0] in "aeiou" else "a"
         if self.gone.get(handle) == what:
-            return f"{handle:#x} is a {what} that was destroyed"
-        return f"{handle:#x} is not a {what} of this context"
+            return f"{handle:#x} is {article} {what} that was destroyed"
+        return f"{handle:#x} is not {article} {what} of this context"
 
     def bury(self, handle: int, what: str) -> None:
         """Remember that `handle`, a `what`, was destroyed (to say so when it is used again)."""
@@ -279,12 +280,13 @@ class Context:
         assert handle is not None
         event = self.events.get(handle)
         if event is None:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not an event of this context")
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("event", handle))
         return event
 
     def drop_event(self, handle: int) -> None:
         """Forget event `handle`; the context that created it also destroys it (an opened IPC event stays)."""
         event = self.events.pop(handle)
+        self.bury(handle, "event")
         if handle in self.opened_events:
             self.opened_events.discard(handle)
             return

@@ -21,13 +21,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from proto.errors import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT, AclError
+from proto.errors import (
+    ACL_ERROR_RT_INTERNAL_ERROR,
+    ACL_ERROR_RT_MODEL_ABORT_NORMAL,
+    ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
+    AclError,
+)
 from server.npu.tasks import KernelTask
 from server.npu.trace import Where, traced
 
 if TYPE_CHECKING:
     from server.npu.cond import CondHandle
     from server.npu.device import Device, Machine
+    from server.npu.event import RecordMark
     from server.npu.stream import Lane, Task
 
 
@@ -137,25 +143,35 @@ class UpdateApplyTask:
         self.group.updates_applied += 1
 
 
+Bindings = dict[int, "RecordMark | None"]  # id() of an EXTERNAL record/wait task -> its record of one replay
+
+
 @dataclass(eq=False)
 class ModelExecuteTask:
-    """aclmdlRIExecuteAsync: one replay of `model` in the stream's order."""
+    """aclmdlRIExecuteAsync: one replay of `model` in the stream's order. `bindings` are what its EXTERNAL
+    records and waits were bound to when it was launched (see `external`)."""
 
     model: ModelRI
     api: str = "aclmdlRIExecuteAsync"
+    bindings: Bindings = field(default_factory=dict)
+    records: tuple[RecordMark, ...] = ()  # the fresh records of this replay's EXTERNAL record tasks
 
     def describe(self) -> str:
         return f"{self.api} of {self.model}"
 
     async def run(self, lane: Lane) -> None:
         try:
-            await self.model.replay(lane)
+            await self.model.replay(lane, self.bindings)
         finally:
-            self.model.queued.discard(self)
+            self.abandon()  # a record an aborted replay did not reach releases its waiters
 
     def abandon(self) -> None:
-        """Dropped from its stream before it ran: the replay is no longer in flight."""
+        """Dropped before it ran (or cut short): the replay is no longer in flight, and whoever waits for its
+        EXTERNAL records stops waiting."""
         self.model.queued.discard(self)
+        for mark in self.records:
+            if not mark.done:
+                mark.complete()
 
 
 @dataclass(eq=False)
@@ -169,10 +185,19 @@ class ModelLane:
 class ReplayLane:
     """A model lane while it replays: runs its tasks as if it were a stream (see `stream.Lane`)."""
 
-    def __init__(self, model: ModelRI, index: int, on: Lane, marks: dict[CaptureRecord, asyncio.Future[None]]):
+    def __init__(
+        self,
+        model: ModelRI,
+        index: int,
+        on: Lane,
+        marks: dict[CaptureRecord, asyncio.Future[None]],
+        closing: asyncio.Future[None] | None = None,
+        bindings: Bindings | None = None,
+    ):
         self.machine: Machine = on.machine
-        self.closing = on.closing
+        self.closing = on.closing if closing is None else closing
         self.marks = marks
+        self.bindings: Bindings = bindings or {}
         self._name = f"stream #{index} of model {model.handle:#x} (replayed on {on})"
         self.where = Where(model.device.index, f"model {model.handle:#x} stream #{index}", model.handle, on.where.owner)
 
@@ -206,6 +231,11 @@ class ModelRI:
         self.parent: ModelRI | None = None
         self.children: list[ModelRI] = []
         self.conds: list[CondHandle] = []
+        self.destroy_callbacks: dict[int, int] = {}  # aclmdlRIDestroyRegisterCallback: func -> userData
+        self._stop: asyncio.Future[None] | None = None  # the running replay's: done when it is to give up
+        self._ended: asyncio.Future[None] | None = None  # the running replay's: done when it has ended
+        self._marks: dict[CaptureRecord, asyncio.Future[None]] = {}
+        self._aborted = False
 
     def __repr__(self) -> str:
         return f"model {self.handle:#x}"
@@ -255,26 +285,63 @@ class ModelRI:
     def records(self) -> list[CaptureRecord]:
         return [t for lane in self.lanes for t in lane.tasks if isinstance(t, CaptureRecord)]
 
-    async def replay(self, on: Lane) -> None:
-        """Run every lane once, concurrently; raise the first failure, naming the task."""
+    async def replay(self, on: Lane, bindings: Bindings | None = None) -> None:
+        """Run every lane once, concurrently; raise the first failure, naming the task. The lanes' waits give up
+        when `on`'s do (a stream abort, stop or destroy) or when the replay is aborted (aclmdlRIAbort), which
+        also skips the tasks not started yet."""
         async with self._running:
             loop = asyncio.get_running_loop()
             marks = {record: loop.create_future() for record in self.records()}
+            stop: asyncio.Future[None] = loop.create_future()
+            closing = on.closing
+
+            def give_up(_: object) -> None:
+                if not stop.done():
+                    stop.set_result(None)
+
+            closing.add_done_callback(give_up)
+            ended: asyncio.Future[None] = loop.create_future()
+            self._stop, self._ended, self._marks, self._aborted = stop, ended, marks, False
             failures: list[AclError] = []
             lanes = [
-                self._replay_lane(ReplayLane(self, i, on, marks), lane, failures) for i, lane in enumerate(self.lanes)
+                self._replay_lane(ReplayLane(self, i, on, marks, stop, bindings), lane, failures)
+                for i, lane in enumerate(self.lanes)
             ]
-            with np.errstate(all="ignore"):  # once for every kernel of the replay (the lanes inherit it)
-                if len(lanes) == 1:
-                    await lanes[0]  # one lane needs no task of its own (each costs event-loop turns)
-                else:
-                    await asyncio.gather(*lanes)
+            try:
+                with np.errstate(all="ignore"):  # once for every kernel of the replay (the lanes inherit it)
+                    if len(lanes) == 1:
+                        await lanes[0]  # one lane needs no task of its own (each costs event-loop turns)
+                    else:
+                        await asyncio.gather(*lanes)
+            finally:
+                closing.remove_done_callback(give_up)
+                self._stop, self._ended, self._marks = None, None, {}
+                ended.set_result(None)
             self.executions += 1
+            if self._aborted:
+                message = f"{self} was aborted (aclmdlRIAbort) during this replay: its remaining tasks did not run"
+                raise AclError(ACL_ERROR_RT_MODEL_ABORT_NORMAL, message)
             if failures:
                 raise failures[0]
 
+    def abort(self) -> asyncio.Future[None] | None:
+        """aclmdlRIAbort: make the running replay give up its waits and skip the tasks it has not started; what
+        is done when it has ended (None when no replay is running). Its capture marks are released so that no
+        lane waits for another."""
+        if self._stop is None or self._ended is None:
+            return None
+        self._aborted = True
+        if not self._stop.done():
+            self._stop.set_result(None)
+        for mark in self._marks.values():
+            if not mark.done():
+                mark.set_result(None)
+        return self._ended
+
     async def _replay_lane(self, lane: ReplayLane, model_lane: ModelLane, failures: list[AclError]) -> None:
         for index, task in enumerate(model_lane.tasks):
+            if self._aborted:
+                return
             try:
                 await traced(lane.machine.tracer, task, lane, lane.where)
             except AclError as error:

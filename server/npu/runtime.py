@@ -21,6 +21,7 @@ from server.npu.calls_hostreg import HostRegistrationCalls
 from server.npu.calls_ipc import IpcCalls
 from server.npu.calls_ipcmem import IpcMemoryCalls
 from server.npu.calls_memory import MemoryCalls
+from server.npu.calls_misc import MiscModelCalls
 from server.npu.calls_model import ModelCalls
 from server.npu.calls_notify import NotifyCalls
 from server.npu.calls_overflow import OverflowCalls
@@ -55,6 +56,7 @@ class Runtime(
     BuildCalls,
     CondCalls,
     EditCalls,
+    MiscModelCalls,
     AclnnCalls,
 ):
     """The ACL runtime as seen by one client context (one process, in CANN terms)."""

@@ -25,6 +25,7 @@ from proto.errors import (
     ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY,
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_INVALID_DEVICEID,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_MODEL_EXECUTE,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_ABORT,
@@ -521,3 +522,35 @@ def test_model_edit_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path, blocki
     assert codes.pop(at) == ACL_ERROR_RT_MODEL_EXECUTE and "call aclmdlRIUpdate" in lines[at]
     assert codes.pop(then) == 0
     assert {name: code for name, code in codes.items() if code != 0} == {}
+
+
+@pytest.mark.parametrize("blocking", ["0", "1"])
+def test_model_sync_external_names_ids_and_destroy_callbacks_from_c(
+    toolkit: Path, daemon: Daemon, tmp_path: Path, blocking: str
+) -> None:
+    """CANN's 4_model_sync_external sample's three scenarios print what the sample prints (modelri spec 7); then a
+    model's name, id and abort, and C destroy callbacks called with their userData by aclmdlRIDestroy."""
+    binary = compile_program(toolkit, PROGRAMS / "model_sync.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon, VNPU_LAUNCH_BLOCKING=blocking)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:6] == [
+        "[INFO]  === Scenario 1: Stream Record + Graph Wait External ===",
+        "[INFO]  Check result success.",
+        "[INFO]  === Scenario 2: Graph Record External + Stream Wait ===",
+        "[INFO]  Check result success.",
+        "[INFO]  === Scenario 3: Graph1 Record External + Graph2 Wait External ===",
+        "[INFO]  Check result success.",
+    ], done.stdout + done.stderr
+    got = dict(line.split(" ", 1) for line in lines[6:])
+    assert (got.pop("name-unset"), got.pop("name")) == ("[]", "[decoder]")
+    assert int(got.pop("name-small")) == ACL_ERROR_RT_INTERNAL_ERROR and got.pop("name-small-zeroed") == "1"
+    assert int(got.pop("name-zero")) == ACL_ERROR_RT_PARAM_INVALID
+    assert int(got.pop("name-null")) == ACL_ERROR_INVALID_PARAM == int(got.pop("set-name-null"))
+    assert 0 <= int(got.pop("id")) < 64 and int(got.pop("id-null")) == ACL_ERROR_INVALID_PARAM
+    assert int(got.pop("register-again")) == ACL_ERROR_RT_PARAM_INVALID == int(got.pop("register-null"))
+    assert int(got.pop("unregister-again")) == ACL_ERROR_RT_PARAM_INVALID
+    assert (got.pop("calls-before-destroy"), got.pop("calls")) == ("0", "2")
+    assert got.pop("callbacks") == "1 1 ordered 1"
+    assert int(got.pop("id-after-destroy")) == ACL_ERROR_RT_INVALID_HANDLE
+    assert not got, got

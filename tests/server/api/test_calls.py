@@ -295,7 +295,10 @@ async def exercise(c: Caller) -> None:
         await c("aclrtSynchronizeStream", stream=s)
         np.testing.assert_allclose(await r.get(o, (8,)), np.full(8, want), rtol=1e-6)
     await c("aclrtRecordEvent", event=ext, stream=s2)
-    await c("aclmdlRIExecute", modelRI=model, timeout=5000)
+    with pytest.raises(AclError) as caught:  # the runtime runs capture models with aclmdlRIExecuteAsync only
+        await c("aclmdlRIExecute", modelRI=model, timeout=5000)
+    assert caught.value.code == ACL_ERROR_RT_PARAM_INVALID
+
     # introspection and editing (spec-modelri 3): the seed's model, its group kernel edited, its first kernel gone
     lanes = await c("aclmdlRIGetStreams", modelRI=model, streams=True, numStreams=4)
     assert lanes["numStreams"] == 1
@@ -312,7 +315,22 @@ async def exercise(c: Caller) -> None:
     await c("aclmdlRITaskDisable", task=first)
     await c("aclmdlRIUpdate", modelRI=model)
     assert (await c("aclmdlRIGetTasksByStream", stream=lanes["streams"][0], tasks=False, numTasks=0))["numTasks"] == 3
-    await c("aclmdlRIDestroy", modelRI=model)
+    # names, ids, abort, destroy callbacks (the client calls func(userData) itself: the daemon hands them back)
+    await c("aclmdlRISetName", modelRI=model, name="seed graph")
+    assert (await c("aclmdlRIGetName", modelRI=model, maxLen=11))["name"] == "seed graph"
+    ident = (await c("aclmdlRIGetId", modelRI=model))["modelRIId"]
+    assert (
+        json.loads((await c("aclmdlRIDebugJsonPrint", modelRI=model, path=None, flags=0))["trace"])[0]["args"][
+            "Model Id"
+        ]
+        == ident
+    )
+    await c("aclmdlRIAbort", modelRI=model)  # not running: nothing to stop
+    for func, user_data in ((0x5000, 0xA), (0x4000, 0xB), (0x6000, 0)):
+        await c("aclmdlRIDestroyRegisterCallback", modelRI=model, func=func, userData=user_data)
+    await c("aclmdlRIDestroyUnregisterCallback", modelRI=model, func=0x6000)
+    destroyed = await c("aclmdlRIDestroy", modelRI=model)
+    assert destroyed["callbacks"] == [{"func": 0x4000, "userData": 0xB}, {"func": 0x5000, "userData": 0xA}]
 
     # the Build API: p1 (HEAD) adds, then jumps on *left == *right to p2, which activates p3, the end stream
     p1, p2, p3 = [(await c("aclrtCreateStreamWithConfig", priority=0, flag=4))["stream"] for _ in range(3)]

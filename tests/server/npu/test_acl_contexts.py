@@ -14,6 +14,7 @@ from proto.errors import (
     ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
     ACL_ERROR_RT_INVALID_DEVICEID,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
@@ -66,7 +67,7 @@ async def test_a_created_context_is_current_with_its_own_default_stream(machine:
     rt.aclrtSetCurrentContext(primary)
     assert rt.aclrtGetDevice() == 0 and rt.aclrtCtxGetCurrentDefaultStream() == primary_stream
     await rt.aclrtDestroyContext(made)  # its streams go with it
-    assert await async_code_of(rt.aclrtSynchronizeStream, created) == ACL_ERROR_RT_PARAM_INVALID
+    assert await async_code_of(rt.aclrtSynchronizeStream, created) == ACL_ERROR_RT_INVALID_HANDLE
     assert code_of(rt.aclrtSetCurrentContext, made) == ACL_ERROR_RT_PARAM_INVALID
     assert await async_code_of(rt.aclrtDestroyContext, made) == ACL_ERROR_RT_CONTEXT_NULL
     assert machine.devices[1].streams.used == 0
@@ -172,7 +173,7 @@ async def test_destroy_stream_force_discards_queued_work(machine: Machine) -> No
     out = np.ones(64, np.uint8)
     rt.aclrtMemcpy(out, 64, ptr, 64, 2)
     assert not out.any()
-    assert await async_code_of(rt.aclrtSynchronizeStream, s) == ACL_ERROR_RT_PARAM_INVALID
+    assert await async_code_of(rt.aclrtSynchronizeStream, s) == ACL_ERROR_RT_INVALID_HANDLE
     assert await async_code_of(rt.aclrtDestroyStreamForce, None) == ACL_ERROR_INVALID_PARAM
     default = rt.aclrtCtxGetCurrentDefaultStream()
     with pytest.raises(AclError) as info:

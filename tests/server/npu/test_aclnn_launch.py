@@ -18,6 +18,7 @@ from proto.aclnn import (
 from proto.constants import ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, aclDataType, aclFormat
 from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 from server.npu import Machine, Runtime
+from server.npu.model import ModelKind
 from tests.server.npu.devicekit import device_tensor, download, tensor_at, upload_into
 
 F32 = aclDataType.ACL_FLOAT
@@ -174,6 +175,7 @@ async def test_floating_point_warnings_stay_silent_on_every_path(rt: Runtime, ma
         model = rt.aclmdlRICaptureEnd(s)
         rt.aclmdlRIExecuteAsync(model, s)
         await rt.aclrtSynchronizeStream(s)
+        rt.models[model].kind = ModelKind.BUILD  # aclmdlRIExecute runs Build models only: the host path
         await rt.aclmdlRIExecute(model, -1)  # replayed from the host, not from a stream
         assert np.isposinf(download(rt, optr, (n,), np.float32)).all()
 

@@ -13,6 +13,7 @@ from proto.errors import (
     ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
     ACL_ERROR_RT_INVALID_DEVICEID,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_UNINITIALIZE,
     AclError,
@@ -90,7 +91,7 @@ async def test_reset_device_frees_everything_at_refcount_zero(machine: Machine) 
     rt.aclrtSetDevice(0)
     with pytest.raises(AclError) as info:
         rt.aclrtRecordEvent(ev, 0)
-    assert info.value.code == ACL_ERROR_RT_PARAM_INVALID  # the event went with the device
+    assert info.value.code == ACL_ERROR_RT_INVALID_HANDLE  # the event went with the device
     with pytest.raises(AclError) as info:
         await rt.aclrtResetDevice(1)  # never set: the runtime's RT_ERROR_CONTEXT_DEL (spec-breadth 1.3)
     assert info.value.code == ACL_ERROR_RT_CONTEXT_RELEASE_ERROR
@@ -106,7 +107,7 @@ async def test_two_contexts_do_not_see_each_other(machine: Machine) -> None:
     ptr = a.aclrtMalloc(64, 0)
     with pytest.raises(AclError) as info:
         await b.aclrtSynchronizeStream(s)
-    assert info.value.code == ACL_ERROR_RT_PARAM_INVALID
+    assert info.value.code == ACL_ERROR_RT_INVALID_HANDLE
     with pytest.raises(AclError) as info:
         b.aclrtFree(ptr)
     assert info.value.code == ACL_ERROR_RT_PARAM_INVALID

@@ -188,7 +188,7 @@ async def test_wait_and_reset_rules(rt: Runtime) -> None:
     assert info.value.code == ACL_ERROR_INVALID_PARAM
     with pytest.raises(AclError) as info:
         rt.aclrtRecordEvent(0xDEAD, 0)
-    assert info.value.code == ACL_ERROR_RT_PARAM_INVALID
+    assert info.value.code == ACL_ERROR_RT_INVALID_HANDLE
 
 
 async def test_query_and_synchronize_legacy_event(rt: Runtime) -> None:

@@ -343,9 +343,9 @@ async def test_edits_take_effect_only_after_update(rt: Runtime, m: Setup) -> Non
     assert rt.aclmdlRITaskGetParams(m.value)["valueWriteTaskParams"]["value"] == 99
     assert rt.aclmdlRITaskGetParams(m.mul1)["kernelTaskParams"]["kernel"]["args"]["other"]["value"] == 10.0
     assert code_of(rt.aclmdlRIExecuteAsync, m.model, m.s) == ACL_ERROR_RT_MODEL_EXECUTE  # UPDATING
-    with pytest.raises(AclError) as caught:
+    with pytest.raises(AclError) as caught:  # capture models run through aclmdlRIExecuteAsync only (spec 8.1)
         await rt.aclmdlRIExecute(m.model, 1000)
-    assert caught.value.code == ACL_ERROR_RT_MODEL_EXECUTE
+    assert caught.value.code == ACL_ERROR_RT_PARAM_INVALID
     rt.aclmdlRIUpdate(m.model)
     assert rt.aclmdlRIGetTasksByStream(m.lane, True, 8)[0] == [m.adds, m.copy, m.mul1, m.mul2, m.value]  # stable
     assert rt.aclmdlRITaskGetSeqId(m.value) == 4

@@ -24,6 +24,7 @@ from proto.errors import (
     ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_DEVICE_MEM_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_CAPTURED,
     ACL_ERROR_RT_STREAM_CONTEXT,
@@ -93,7 +94,7 @@ async def test_overflow_switch(rt: Runtime) -> None:
         error = fails(ACL_ERROR_INVALID_PARAM, rt.aclrtSetStreamOverflowSwitch, s, bad)  # the ACL layer's check
         assert "0 or 1" in error.message
     assert rt.aclrtGetStreamOverflowSwitch(s) == 0
-    fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetStreamOverflowSwitch, 0xBAD)
+    fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtGetStreamOverflowSwitch, 0xBAD)
     with calling_thread(("p", 9)):
         fails(ACL_ERROR_RT_CONTEXT_NULL, rt.aclrtSetStreamOverflowSwitch, s, 1)
         fails(ACL_ERROR_RT_CONTEXT_NULL, rt.aclrtGetStreamOverflowSwitch, s)
@@ -190,8 +191,8 @@ async def test_status_checks(rt: Runtime) -> None:
     error = fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetOverflowStatus, host, 64, s)
     assert "device memory" in error.message
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetOverflowStatus, out + 8, 64, s)  # past the allocation's end
-    fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetOverflowStatus, out, 64, 0xBAD)
-    fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtResetOverflowStatus, 0xBAD)
+    fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtGetOverflowStatus, out, 64, 0xBAD)
+    fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtResetOverflowStatus, 0xBAD)
     rt.aclrtCreateContext(0)
     fails(ACL_ERROR_RT_STREAM_CONTEXT, rt.aclrtGetOverflowStatus, out, 64, s)
     fails(ACL_ERROR_RT_STREAM_CONTEXT, rt.aclrtResetOverflowStatus, s)
@@ -357,8 +358,8 @@ async def test_other_attribute_ids_and_handles(rt: Runtime) -> None:
         assert f"stmAttrType {attr} is not an aclrtStreamAttr" in error.message
         fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetStreamAttribute, s, attr)
     for attr in A:
-        fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtSetStreamAttribute, 0xBAD, attr, 0)
-        fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetStreamAttribute, 0xBAD, attr)
+        fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtSetStreamAttribute, 0xBAD, attr, 0)
+        fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtGetStreamAttribute, 0xBAD, attr)
     # after every refusal the stream works on
     out, _ = filled(rt, 64)
     rt.aclrtMemsetAsync(out, 64, 0x3C, 64, s)

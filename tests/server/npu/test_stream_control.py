@@ -19,6 +19,7 @@ from proto.constants import (
 from proto.errors import (
     ACL_ERROR_RT_DEVICE_MEM_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_ABORT,
     ACL_ERROR_RT_STREAM_CONTEXT,
@@ -48,7 +49,7 @@ async def test_ids_flags_and_priority(rt: Runtime) -> None:
         0,
     )
     assert (rt.aclrtStreamGetPriority(a), rt.aclrtStreamGetPriority(b)) == (0, 5)
-    fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtStreamGetId, 0xBAD)
+    fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtStreamGetId, 0xBAD)
 
 
 async def _three_tasks_with_a_failure(rt: Runtime, s: int) -> tuple[int, int]:

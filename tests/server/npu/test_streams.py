@@ -16,8 +16,8 @@ from proto.constants import (
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_NO_STREAM_RESOURCE,
-    ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_CONTEXT,
     ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
     AclError,
@@ -98,7 +98,7 @@ async def test_destroy_waits_for_tasks_and_releases_a_hopeless_wait(rt: Runtime)
     assert read(rt, a, 8) == b"\x03" * 8  # the task after the wait still ran
     with pytest.raises(AclError) as info:
         await rt.aclrtSynchronizeStream(s)
-    assert info.value.code == ACL_ERROR_RT_PARAM_INVALID
+    assert info.value.code == ACL_ERROR_RT_INVALID_HANDLE
     with pytest.raises(AclError) as info:
         await rt.aclrtDestroyStream(None)
     assert info.value.code == ACL_ERROR_INVALID_PARAM
