@@ -347,9 +347,12 @@ def status_tables(state: dict[str, Any]) -> RenderableType:
         )
         stream = running_on.get(m["handle"])
         shown = Text(f"running on {stream:#x}", "cyan") if stream is not None else Text(m["state"])
+        name = f" \"{m['name']}\"" if m.get("name") else ""
+        kind = f" ({m['kind']})" if m.get("kind") and m["kind"] != "capture" else ""
         models.add_row(
-            f"{m['handle']:#x}", str(m["device"]), m["context"][:8], shown, str(m["executions"]), groups or "-"
-        )
+            f"{m['handle']:#x}{name}{kind}", str(m["device"]), m["context"][:8], shown, str(m["executions"]),
+            groups or "-",
+        )  # fmt: skip
     parts: list[RenderableType] = [Text(f"vnpu at {state['endpoint']}", style="bold"), devices]
     parts += [contexts if contexts.row_count else Text("no contexts", style="dim")]
     parts += [streams if streams.row_count else Text("no streams", style="dim")]

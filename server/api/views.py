@@ -75,7 +75,8 @@ def install(app: FastAPI) -> None:
                     if e.device is dev
                 ],
                 "models": [
-                    {"handle": m.handle, "state": m.state, "executions": m.executions}
+                    {"handle": m.handle, "name": m.name, "id": m.ident, "kind": m.kind.value, "state": m.state,
+                     "executions": m.executions}  # fmt: skip
                     for m in c.runtime.models.values()
                     if m.device is dev
                 ],
@@ -94,8 +95,12 @@ def install(app: FastAPI) -> None:
                     "handle": found.handle,
                     "context": c.id,
                     "device": found.device.index,
+                    "name": found.name,
+                    "id": found.ident,
+                    "kind": found.kind.value,
                     "state": found.state,
                     "executions": found.executions,
+                    "edits": list(found.edits),
                     "groups": [
                         {"handle": g.handle, "kernels": [k.describe() for k in g.kernels], "updates": g.updates_applied}
                         for g in found.groups.values()

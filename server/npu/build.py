@@ -66,6 +66,10 @@ class BuildLane(ModelLane):
     def __str__(self) -> str:
         return f"stream {self.stream_handle:#x}"
 
+    def title(self, index: int) -> str:
+        start = "HEAD: starts with the model" if self.head else "DEFAULT: starts when activated or switched to"
+        return f"stream #{index}, bound stream {self.stream_handle:#x} ({start})"
+
 
 @dataclass(frozen=True, eq=False)
 class ActiveStreamTask:

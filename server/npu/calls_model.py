@@ -158,10 +158,11 @@ class ModelCalls(CaptureCalls):
 
 def _debug_lines(target: ModelRI, indent: str) -> list[str]:
     """aclmdlRIDebugPrint's text; the sub-models of a condition task are printed under it, indented."""
-    lines = [f"{indent}{target}: {target.state}, {len(target.lanes)} stream(s), {target.executions} execution(s)"]
+    lines = [
+        f"{indent}{target.title}: {target.state}, {len(target.lanes)} stream(s), {target.executions} execution(s)"
+    ]
     for index, lane in enumerate(target.lanes):
-        origin = " (origin)" if index == 0 else ""
-        lines.append(f"{indent}  stream #{index}{origin}, captured from stream {lane.stream_handle:#x}:")
+        lines.append(f"{indent}  {lane.title(index)}:")
         for number, task in enumerate(lane.tasks):
             lines.append(f"{indent}    {number:4d}  {_task_type(task).name:<32} {task.describe()}")
             if isinstance(task, GroupTask):
@@ -171,6 +172,9 @@ def _debug_lines(target: ModelRI, indent: str) -> list[str]:
                 for k, branch in enumerate(task.branches):
                     lines.append(f"{indent}          [{k}] ran {task.runs[k]}x:")
                     lines.extend(_debug_lines(branch, indent + "            "))
+    if target.edits:
+        lines.append(f"{indent}  edits applied by aclmdlRIUpdate (the last {len(target.edits)}):")
+        lines.extend(f"{indent}    {edit}" for edit in target.edits)
     return lines
 
 

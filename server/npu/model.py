@@ -15,6 +15,7 @@ sees all-old or all-new kernels, never a mix.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
@@ -53,6 +54,8 @@ class ModelKind(Enum):
     BUILD = "build"  # aclmdlRIBuildBegin: bound persistent streams
     SUB = "sub"  # a branch of a conditional task (aclmdlRIAddCondTask), captured with aclmdlRICaptureToModelRIBegin
 
+
+EDITS_KEPT = 32  # the edit history a model keeps for its views
 
 _STATE_NAMES = {
     ModelStatus.NONE: "built",
@@ -181,6 +184,11 @@ class ModelLane:
     stream_handle: int
     tasks: list[Task] = field(default_factory=list)
 
+    def title(self, index: int) -> str:
+        """How debug prints and graphs name the lane."""
+        origin = " (origin)" if index == 0 else ""
+        return f"stream #{index}{origin}, captured from stream {self.stream_handle:#x}"
+
 
 class ReplayLane:
     """A model lane while it replays: runs its tasks as if it were a stream (see `stream.Lane`)."""
@@ -219,6 +227,8 @@ class ModelRI:
         self.destroyed = False
         self.ident = device.model_ids.take()
         self.name = ""  # aclmdlRISetName
+        self.edits: deque[str] = deque(maxlen=EDITS_KEPT)  # what each aclmdlRIUpdate changed, before -> after
+        self.edited: set[int] = set()  # id() of the tasks an aclmdlRIUpdate put in place
         self.lanes: list[ModelLane] = []
         self.seq_ids: dict[int, int] = {}  # id() of a persisted task -> its sequence number
         self._next_seq = 0
@@ -254,6 +264,12 @@ class ModelRI:
         if self.kind is not ModelKind.BUILD:
             return None
         return next((lane for lane in self.lanes if lane.stream_handle == stream_handle), None)
+
+    @property
+    def title(self) -> str:
+        """The model as views name it: handle, name, id and kind."""
+        name = f' "{self.name}"' if self.name else ""
+        return f"model {self.handle:#x}{name} (id {self.ident}, {self.kind.value})"
 
     @property
     def state(self) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from proto.aclnn import aclScalar
 from proto.constants import aclmdlRITaskType
 from server.npu.calls_value import ValueWaitTask, ValueWriteTask
 from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelLane, ModelRI, TaskGroup
@@ -54,6 +55,18 @@ UNION: dict[str, dict[str, Any]] = {
     "valueWriteTaskParams": {"devAddr": 0, "value": 0},
     "valueWaitTaskParams": {"devAddr": 0, "value": 0, "flag": 0},
 }
+
+
+def describe_params(task: Task) -> str:
+    """A task with the parameters an edit may change: a kernel's scalars, a value task's fields."""
+    if isinstance(task, KernelTask):
+        scalars = [f"{name}={_shown(arg.value)}" for name, arg in task.kernel.args.items() if isinstance(arg, aclScalar)]
+        return f"{task.kernel.op}({', '.join(scalars)})"
+    return task.describe()
+
+
+def _shown(value: object) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def task_type(task: Task) -> aclmdlRITaskType:
@@ -167,8 +180,12 @@ class ModelTasks:
                 elif ref.disabled:
                     ref.removed = True
                     del self.by_task[id(task)]
+                    model.edits.append(f"disabled {task.describe()}")
                 elif ref.edit is not None:
                     new, ref.edit = ref.edit, None
+                    model.edits.append(f"{describe_params(task)} -> {describe_params(new)}")
+                    model.edited.discard(id(task))
+                    model.edited.add(id(new))
                     del self.by_task[id(task)]
                     model.seq_ids.pop(id(task), None)
                     model.seq_ids[id(new)] = ref.seq
@@ -190,9 +207,12 @@ class ModelTasks:
             ref = self.by_slot.pop((group.handle, index), None)
             if ref is not None and ref.disabled:
                 ref.removed = True
+                self.model.edits.append(f"disabled {kernel.describe()} (kernel #{index} of {group.describe()})")
                 continue
             if ref is not None and ref.edit is not None:
-                kernel, ref.edit = cast(KernelTask, ref.edit), None
+                before, (kernel, ref.edit) = kernel, (cast(KernelTask, ref.edit), None)
+                self.model.edits.append(f"{describe_params(before)} -> {describe_params(kernel)} (in a task group)")
+                self.model.edited.add(id(kernel))
                 self.model.seq_ids[id(kernel)] = ref.seq
             if ref is not None:
                 ref.index = len(kernels)

@@ -3,27 +3,44 @@
 Streams are lanes (the origin first), tasks are boxes in issue order, captured event edges join a record to the
 waits on it across lanes, task groups are clusters marked with their handle and the number of updates applied,
 and the tasks that wait on EXTERNAL events -- where a model waits for the outside world -- are highlighted. A
-condition task (IF / WHILE / SWITCH) draws its sub-models as nested clusters, each with how often it ran.
+condition task (IF / WHILE / SWITCH) draws its sub-models as nested clusters, each with how often it ran. A Build
+model's lanes are its bound streams (HEAD or DEFAULT), with an edge from each aclrtActiveStream / aclrtSwitchStream
+task to the lane it starts; tasks an aclmdlRIUpdate put in place are marked "edited".
 """
 
 from __future__ import annotations
 
 from html import escape
 
+from server.npu.build import ActiveStreamTask, SwitchStreamTask
 from server.npu.cond import CondTask
 from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelRI
 from server.npu.stream import Task
 from server.npu.tasks import WaitTask
 
+EDITED_FILL = "#f3e3ff"
 EXTERNAL_FILL = "#ffd08a"
 GROUP_FILL = "#e3ecff"
 COND_FILL = "#e6f5e0"
 
 
-def _label(task: Task) -> str:
+def _label(task: Task, model: ModelRI | None = None) -> str:
     if isinstance(task, WaitTask):
         return f"wait (EXTERNAL) {task.describe()}"
+    if model is not None and id(task) in model.edited:
+        return f"edited: {task.describe()}"
     return task.describe()
+
+
+def _jumps(model: ModelRI) -> list[tuple[tuple[int, int], int, str]]:
+    """(lane, index) of each activate / switch task of a Build model -> the lane it starts, and the edge's label."""
+    found = []
+    for lane_no, lane in enumerate(model.lanes):
+        for index, task in enumerate(lane.tasks):
+            if isinstance(task, ActiveStreamTask | SwitchStreamTask) and task.target in model.lanes:
+                kind = "activate" if isinstance(task, ActiveStreamTask) else "switch (if true)"
+                found.append(((lane_no, index), model.lanes.index(task.target), kind))
+    return found
 
 
 def _edges(model: ModelRI) -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -43,10 +60,11 @@ def _edges(model: ModelRI) -> list[tuple[tuple[int, int], tuple[int, int]]]:
 
 def dot(model: ModelRI) -> str:
     lines = [f'digraph "model {model.handle:#x}" {{', "  rankdir=TB;", '  node [shape=box, fontname="monospace"];']
+    lines.append(f'  label="{_quote(model.title)} · {model.state}"; labelloc=t;')
+    firsts: dict[int, str] = {}
     for lane_no, lane in enumerate(model.lanes):
-        origin = " (origin)" if lane_no == 0 else ""
         lines.append(f"  subgraph cluster_lane{lane_no} {{")
-        lines.append(f'    label="stream #{lane_no}{origin}, captured from stream {lane.stream_handle:#x}";')
+        lines.append(f'    label="{_quote(lane.title(lane_no))}";')
         names = []
         for index, task in enumerate(lane.tasks):
             name = f"t{lane_no}_{index}"
@@ -70,13 +88,19 @@ def dot(model: ModelRI) -> str:
                 lines.append(f'    {name} [label="#{index} {_quote(task.describe())}", shape=diamond];')
                 _branches(task, name, lines, "    ")
             else:
-                style = f', style=filled, fillcolor="{EXTERNAL_FILL}"' if isinstance(task, WaitTask) else ""
-                lines.append(f'    {name} [label="#{index} {_quote(_label(task))}"{style}];')
+                fill = EXTERNAL_FILL if isinstance(task, WaitTask) else EDITED_FILL if id(task) in model.edited else ""
+                style = f', style=filled, fillcolor="{fill}"' if fill else ""
+                lines.append(f'    {name} [label="#{index} {_quote(_label(task, model))}"{style}];')
+        if names:
+            firsts[lane_no] = names[0]
         if len(names) > 1:
             lines.append("    " + " -> ".join(names) + ";")
         lines.append("  }")
     for (a_lane, a), (b_lane, b) in _edges(model):
         lines.append(f'  t{a_lane}_{a} -> t{b_lane}_{b} [style=dashed, color="#2b6cb0", label="event"];')
+    for (a_lane, a), target, kind in _jumps(model):
+        if target in firsts:
+            lines.append(f'  t{a_lane}_{a} -> {firsts[target]} [style=bold, color="#2f855a", label="{kind}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -120,7 +144,8 @@ def svg(model: ModelRI) -> str:
     for lane_no, lane in enumerate(model.lanes):
         x = 20 + lane_no * LANE_W
         row = 0
-        parts.append(f'<text x="{x}" y="30" class="lane">stream #{lane_no} ({lane.stream_handle:#x})</text>')
+        kind = "" if not hasattr(lane, "head") else " HEAD" if lane.head else " DEFAULT"
+        parts.append(f'<text x="{x}" y="30" class="lane">stream #{lane_no} ({lane.stream_handle:#x}){kind}</text>')
         for index, task in enumerate(lane.tasks):
             rows[(lane_no, index)] = row
             if isinstance(task, GroupTask):
@@ -140,9 +165,11 @@ def svg(model: ModelRI) -> str:
                     if isinstance(task, WaitTask)
                     else COND_FILL
                     if isinstance(task, CondTask)
+                    else EDITED_FILL
+                    if id(task) in model.edited
                     else "white"
                 )
-                parts.append(_box(x, TOP + row * ROW_H, f"#{index} {_label(task)}", fill))
+                parts.append(_box(x, TOP + row * ROW_H, f"#{index} {_label(task, model)}", fill))
                 row += 1
         height = max(height, TOP + row * ROW_H + 20)
     for (a_lane, a), (b_lane, b) in _edges(model):
@@ -151,15 +178,22 @@ def svg(model: ModelRI) -> str:
         if b_lane < a_lane:
             x1, x2 = 20 + a_lane * LANE_W, 20 + b_lane * LANE_W + BOX_W
         parts.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" class="edge" marker-end="url(#arrow)"/>')
+    for (a_lane, a), target, kind in _jumps(model):
+        x1, y1 = 20 + a_lane * LANE_W + BOX_W, TOP + rows[(a_lane, a)] * ROW_H + BOX_H / 2
+        x2, y2 = 20 + target * LANE_W, TOP + BOX_H / 2
+        parts.append(
+            f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" class="jump" marker-end="url(#arrow)">'
+            f"<title>{kind}</title></line>"
+        )
     width = 40 + max(len(model.lanes), 1) * LANE_W
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="12">'
         "<style>.lane{font-weight:bold}.group{fill:#2c3e80;font-size:11px}"
-        ".edge{stroke:#2b6cb0;stroke-dasharray:4 3;stroke-width:1.5}</style>"
+        ".edge{stroke:#2b6cb0;stroke-dasharray:4 3;stroke-width:1.5}.jump{stroke:#2f855a;stroke-width:2}</style>"
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto"><path d="M0,0L10,5L0,10z" fill="#2b6cb0"/></marker></defs>'
-        f'<text x="20" y="14" font-weight="bold">model {model.handle:#x} · {model.state} · '
+        f'<text x="20" y="14" font-weight="bold">{escape(model.title)} · {model.state} · '
         f"{model.executions} execution(s)</text>" + "".join(parts) + "</svg>"
     )
 

@@ -219,7 +219,7 @@
       const stream = runningOn.get(model.handle);
       const state = stream ? `running on stream ${hex(stream)}` : model.state;
       entry.card.querySelector('h3').replaceChildren(
-        `model ${hex(model.handle)} `, el('span', { class: `state ${stream ? 'running' : model.state}`, text: state }),
+        `model ${hex(model.handle)}${model.name ? ` "${model.name}"` : ''}${model.kind && model.kind !== 'capture' ? ` (${model.kind})` : ''} `, el('span', { class: `state ${stream ? 'running' : model.state}`, text: state }),
         el('span', { class: 'muted', text: `  device ${model.device} · context ${model.context.slice(0, 8)} · ${model.executions} execution(s)` }));
       const tasks = entry.card.querySelector('pre.tasks');
       if (tasks.textContent !== model.debug) tasks.textContent = model.debug;
