@@ -100,7 +100,9 @@ def main() -> int:
         ws, ex = aclnnMulsGetWorkspaceSize(yt, two, yt)
         aclnnMuls(None, ws, ex, s_)
         counter = tensor(word, 1, ACL_INT64)
-        ws, ex = aclnnAddsGetWorkspaceSize(counter, aclCreateScalar(-1, ACL_INT64), aclCreateScalar(1, ACL_INT64), counter)
+        ws, ex = aclnnAddsGetWorkspaceSize(
+            counter, aclCreateScalar(-1, ACL_INT64), aclCreateScalar(1, ACL_INT64), counter
+        )
         aclnnAdds(None, ws, ex, s_)
 
     loop = Conditional(s, s2, ACL_MODEL_RI_COND_TYPE_WHILE, 1, 0, 0, count_from_3, body)
@@ -113,7 +115,11 @@ def main() -> int:
     def sum_votes(word: int, s_: int) -> None:
         copy_x(s_)
         ws, ex = aclnnReduceSumGetWorkspaceSize(
-            tensor(votes, 3, ACL_INT64), aclCreateIntArray([0]), False, ACL_INT64, aclCreateTensor([], ACL_INT64, [], 0, ACL_FORMAT_ND, [], word)
+            tensor(votes, 3, ACL_INT64),
+            aclCreateIntArray([0]),
+            False,
+            ACL_INT64,
+            aclCreateTensor([], ACL_INT64, [], 0, ACL_FORMAT_ND, [], word),
         )
         aclnnReduceSum(None, ws, ex, s_)
 

@@ -347,7 +347,7 @@ def status_tables(state: dict[str, Any]) -> RenderableType:
         )
         stream = running_on.get(m["handle"])
         shown = Text(f"running on {stream:#x}", "cyan") if stream is not None else Text(m["state"])
-        name = f" \"{m['name']}\"" if m.get("name") else ""
+        name = f' "{m["name"]}"' if m.get("name") else ""
         kind = f" ({m['kind']})" if m.get("kind") and m["kind"] != "capture" else ""
         models.add_row(
             f"{m['handle']:#x}{name}{kind}", str(m["device"]), m["context"][:8], shown, str(m["executions"]),

@@ -75,8 +75,14 @@ def install(app: FastAPI) -> None:
                     if e.device is dev
                 ],
                 "models": [
-                    {"handle": m.handle, "name": m.name, "id": m.ident, "kind": m.kind.value, "state": m.state,
-                     "executions": m.executions}  # fmt: skip
+                    {
+                        "handle": m.handle,
+                        "name": m.name,
+                        "id": m.ident,
+                        "kind": m.kind.value,
+                        "state": m.state,
+                        "executions": m.executions,
+                    }
                     for m in c.runtime.models.values()
                     if m.device is dev
                 ],

@@ -158,9 +158,7 @@ class ModelCalls(CaptureCalls):
 
 def _debug_lines(target: ModelRI, indent: str) -> list[str]:
     """aclmdlRIDebugPrint's text; the sub-models of a condition task are printed under it, indented."""
-    lines = [
-        f"{indent}{target.title}: {target.state}, {len(target.lanes)} stream(s), {target.executions} execution(s)"
-    ]
+    lines = [f"{indent}{target.title}: {target.state}, {len(target.lanes)} stream(s), {target.executions} execution(s)"]
     for index, lane in enumerate(target.lanes):
         lines.append(f"{indent}  {lane.title(index)}:")
         for number, task in enumerate(lane.tasks):

@@ -60,7 +60,9 @@ UNION: dict[str, dict[str, Any]] = {
 def describe_params(task: Task) -> str:
     """A task with the parameters an edit may change: a kernel's scalars, a value task's fields."""
     if isinstance(task, KernelTask):
-        scalars = [f"{name}={_shown(arg.value)}" for name, arg in task.kernel.args.items() if isinstance(arg, aclScalar)]
+        scalars = [
+            f"{name}={_shown(arg.value)}" for name, arg in task.kernel.args.items() if isinstance(arg, aclScalar)
+        ]
         return f"{task.kernel.op}({', '.join(scalars)})"
     return task.describe()
 

@@ -70,6 +70,23 @@ KEY_LINES: dict[str, list[str]] = {
         "[INFO] parent: put the child's pid on the whitelist",
         "[INFO] parent: the child mapped the first block and read x: True",
     ],
+    "built_model_switch.py": [
+        f"[INFO] selector {choice}: took the {path} path, matches float64: True"
+        for choice, path in ((0, "small"), (1, "big"), (0, "small"))
+    ],
+    "edit_model_per_step.py": [f"[INFO] edit step {i}: scale" for i in range(4)]
+    + [f"[INFO] group step {i}: scale" for i in range(4)]
+    + ["[INFO] both loops match float64: True; they agree bit for bit: True"],
+    "cond_model.py": [
+        "[INFO] WHILE: the body ran while the word counted 3, 2, 1, matches float64: True",
+        "[INFO] SWITCH: votes [0, 1, 1] chose case 2, matches float64: True",
+        "[INFO] SWITCH: votes [1, 0, 0] chose case 1, matches float64: True",
+        "[INFO] SWITCH: votes [0, 0, 0] chose case 0, matches float64: True",
+        "[INFO] IF: the host wrote 1, the launch's default 0 took the false branch, matches float64: True",
+    ],
+    "external_sync.py": [
+        f"[INFO] step {i}: the consumer saw the producer's result of this step, matches float64: True" for i in range(4)
+    ],
     "update_from_another_process.py": [
         line
         for i, (value, result) in enumerate([("1.1", "2.2"), ("5.5", "6.6"), ("1.1", "2.2"), ("5.5", "6.6")])

@@ -122,12 +122,15 @@ async def test_a_model_shows_its_debug_dump_and_task_groups(http: httpx.AsyncCli
     assert view["groups"] == [{"handle": group, "kernels": ["aclnnAdds kernel Adds"], "updates": 0}]
     assert view["debug"] == (await c("aclmdlRIDebugPrint", modelRI=model))["text"]
     lines = view["debug"].splitlines()
-    assert lines[0] == f"model {model:#x}: ready, 1 stream(s), 2 execution(s)"
+    ident = (await c("aclmdlRIGetId", modelRI=model))["modelRIId"]
+    assert lines[0] == f"model {model:#x} (id {ident}, capture): ready, 1 stream(s), 2 execution(s)"
     assert lines[1] == f"  stream #0 (origin), captured from stream {stream:#x}:"
     assert any(f"aclrtMemsetAsync of 64 bytes at {ptr + 64:#x} to 0x11" in line for line in lines)
     assert any("[0] aclnnAdds kernel Adds" in line for line in lines)
     listed = (await http.get("/v1/devices/0")).json()["contexts"][0]["models"]
-    assert listed == [{"handle": model, "state": "ready", "executions": 2}]
+    assert listed == [
+        {"handle": model, "name": "", "id": ident, "kind": "capture", "state": "ready", "executions": 2}
+    ]
     await c("aclmdlRIDestroy", modelRI=model)
     gone = await http.get(f"/v1/models/{model}")
     assert gone.status_code == 404 and gone.json()["error"]["message"] == f"no model {model:#x} in your contexts"
