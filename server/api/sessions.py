@@ -47,6 +47,12 @@ class Session:
     def runtime(self) -> Runtime:
         return self.context.runtime
 
+    def began(self, thread: Hashable) -> bool:
+        """Whether the device-side `thread` (see `thread`) is one of this session's."""
+        return (
+            isinstance(thread, tuple) and len(thread) == 2 and isinstance(thread[0], tuple) and thread[0][0] == self.id
+        )
+
     def thread(self, client_thread: Hashable) -> ClientThread:
         """The identity under which the device sees a client thread, unique across sessions: (process, thread),
         where a client's [pid, tid] names its process (pid, in this session) and its thread (tid)."""
@@ -106,6 +112,8 @@ class Registry:
         entry = session.context
         entry.sessions.discard(session)
         log.info("session %s closed", session.id)
+        if entry.sessions and entry.runtime.abandon_updates(session.began):  # others of the context go on
+            log.info("session %s left task updates unfinished: they end unapplied", session.id)
         if not entry.sessions and entry.reclaim is None:
             entry.reclaim = asyncio.get_running_loop().create_task(self._reclaim(entry, self.settings.context_grace))
 

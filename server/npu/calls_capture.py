@@ -34,6 +34,12 @@ class CaptureCalls(Context):
         target = self.idle_stream(stream, "aclmdlRICaptureBegin")
         if mode not in set(aclmdlRICaptureMode):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"mode {mode} is not an aclmdlRICaptureMode (0, 1 or 2)")
+        if target in self.updating:
+            raise AclError(
+                ACL_ERROR_STREAM_TASK_GROUP_STATUS,
+                f"{target} is in a task update of {self.updating[target].group.describe()}: end it "
+                "(aclmdlRICaptureTaskUpdateEnd) before capturing on this stream",
+            )
         if target.flags & ACL_STREAM_CPU_SCHEDULE:
             raise AclError(
                 ACL_ERROR_RT_INTERNAL_ERROR,
@@ -147,7 +153,7 @@ class CaptureCalls(Context):
                 "one update at a time",
             )
         group.updater = target
-        self.updating[target] = Update(group)
+        self.updating[target] = Update(group, caller_thread())
 
     @acl_call
     def aclmdlRICaptureTaskUpdateEnd(self, stream: int | None) -> None:

@@ -146,10 +146,8 @@ class DeviceCalls(Context):
             if doomed.intersection(capture.streams):
                 self.leave_capture(capture)
                 self.drop_model(capture.model)
-        for stream, update in list(self.updating.items()):
-            if stream in doomed:
-                update.group.updater = None
-                del self.updating[stream]
+        for stream in doomed:
+            self.end_update(stream)
         for stream in streams:  # closing a stream releases a replay's waits on it
             self.unbind(stream)
             await stream.close()

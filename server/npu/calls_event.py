@@ -205,7 +205,12 @@ class EventCalls(CaptureEvents):
         if on in self.bound:  # persisted into a Build model: its replays are no host-visible records
             self.issue(on, RecordTask(api, target, None))
         elif not self.record_in_capture(target, on, api):
-            self.issue(on, RecordTask(api, target, target.issue_record(on)))
+            previous = target.latest
+            try:
+                self.issue(on, RecordTask(api, target, target.issue_record(on)))
+            except AclError:  # refused (e.g. by a task update): the event's latest record is the one it had
+                target.latest = previous
+                raise
 
     @staticmethod
     def _external_kind(event: Event, api: str) -> None:

@@ -58,6 +58,7 @@ class StreamCalls(Context):
                 f"{target} is bound to {self.bound[target].model}: unbind it (aclmdlRIUnbindStream) or destroy the "
                 "model first",
             )
+        self.end_update(target)  # a destroyed update stream leaves its group free for the next update
         del self.streams[target.handle]
         self.stream_contexts.pop(target.handle, None)
         self.bury(target.handle, "stream")

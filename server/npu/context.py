@@ -376,6 +376,20 @@ class Context:
         tid = thread[1] if isinstance(thread[1], int) else 0
         self.last_task_ids[thread] = stream.submit(task, tid)
 
+    def end_update(self, stream: Stream) -> None:
+        """The task update in progress on `stream`, if any, ends unapplied: its group can be updated again."""
+        update = self.updating.pop(stream, None)
+        if update is not None:
+            update.group.updater = None
+
+    def abandon_updates(self, begun_by: Callable[[Hashable], bool]) -> int:
+        """End, unapplied, the task updates begun by the client threads `begun_by` accepts (a process of a shared
+        context that went away); how many."""
+        gone = [stream for stream, update in self.updating.items() if begun_by(update.thread)]
+        for stream in gone:
+            self.end_update(stream)
+        return len(gone)
+
     def leave_capture(self, capture: Capture) -> None:
         """Every stream of `capture` stops capturing."""
         for stream in capture.streams:

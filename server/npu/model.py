@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
@@ -376,6 +377,7 @@ class Update:
     on the stream is collected as the new i-th kernel of `group`."""
 
     group: TaskGroup
+    thread: Hashable = None  # the client thread that began it (a process that dies drops its updates)
     kernels: list[KernelTask] = field(default_factory=list)
 
     def collect(self, task: Task) -> None:

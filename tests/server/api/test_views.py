@@ -128,9 +128,7 @@ async def test_a_model_shows_its_debug_dump_and_task_groups(http: httpx.AsyncCli
     assert any(f"aclrtMemsetAsync of 64 bytes at {ptr + 64:#x} to 0x11" in line for line in lines)
     assert any("[0] aclnnAdds kernel Adds" in line for line in lines)
     listed = (await http.get("/v1/devices/0")).json()["contexts"][0]["models"]
-    assert listed == [
-        {"handle": model, "name": "", "id": ident, "kind": "capture", "state": "ready", "executions": 2}
-    ]
+    assert listed == [{"handle": model, "name": "", "id": ident, "kind": "capture", "state": "ready", "executions": 2}]
     await c("aclmdlRIDestroy", modelRI=model)
     gone = await http.get(f"/v1/models/{model}")
     assert gone.status_code == 404 and gone.json()["error"]["message"] == f"no model {model:#x} in your contexts"
