@@ -133,7 +133,7 @@ def _quote(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-LANE_W, BOX_W, ROW_H, BOX_H, TOP = 340, 300, 34, 24, 56
+LANE_W, BOX_W, ROW_H, BOX_H, TOP, INDENT = 340, 300, 34, 24, 56, 16
 
 
 def svg(model: ModelRI) -> str:
@@ -171,6 +171,8 @@ def svg(model: ModelRI) -> str:
                 )
                 parts.append(_box(x, TOP + row * ROW_H, f"#{index} {_label(task, model)}", fill))
                 row += 1
+                if isinstance(task, CondTask):
+                    row = _svg_branches(task, x + INDENT, row, parts)
         height = max(height, TOP + row * ROW_H + 20)
     for (a_lane, a), (b_lane, b) in _edges(model):
         x1, y1 = 20 + a_lane * LANE_W + BOX_W, TOP + rows[(a_lane, a)] * ROW_H + BOX_H / 2
@@ -198,9 +200,28 @@ def svg(model: ModelRI) -> str:
     )
 
 
-def _box(x: float, y: float, text: str, fill: str) -> str:
-    shown = text if len(text) <= 44 else text[:43] + "…"
+def _svg_branches(task: CondTask, x: float, row: int, parts: list[str]) -> int:
+    """A condition task's sub-models under it, indented: a title row each, then its tasks (nested ones deeper)."""
+    width = BOX_W - (x - 20) % LANE_W
+    for b, (branch, runs) in enumerate(zip(task.branches, task.runs, strict=True)):
+        title = f"[{b}] {branch} ({branch.state}, ran {runs}x)"
+        parts.append(_box(x, TOP + row * ROW_H, title, COND_FILL, width, "group"))
+        row += 1
+        for lane in branch.lanes:
+            for index, inner in enumerate(lane.tasks):
+                fill = COND_FILL if isinstance(inner, CondTask) else "white"
+                parts.append(_box(x + INDENT, TOP + row * ROW_H, f"#{index} {inner.describe()}", fill, width - INDENT))
+                row += 1
+                if isinstance(inner, CondTask):
+                    row = _svg_branches(inner, x + 2 * INDENT, row, parts)
+    return row
+
+
+def _box(x: float, y: float, text: str, fill: str, width: float = BOX_W, css: str = "") -> str:
+    fits = int(44 * width / BOX_W)
+    shown = text if len(text) <= fits else text[: fits - 1] + "…"
+    klass = f' class="{css}"' if css else ""
     return (
-        f'<g><title>{escape(text)}</title><rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="4" '
-        f'fill="{fill}" stroke="#444"/><text x="{x + 6}" y="{y + 16}">{escape(shown)}</text></g>'
+        f'<g><title>{escape(text)}</title><rect x="{x}" y="{y}" width="{width}" height="{BOX_H}" rx="4" '
+        f'fill="{fill}" stroke="#444"/><text x="{x + 6}" y="{y + 16}"{klass}>{escape(shown)}</text></g>'
     )

@@ -259,7 +259,9 @@ async def test_nested_if_inside_a_branch_with_its_own_handle(rt: Runtime) -> Non
         np.testing.assert_allclose(out.read(), expected, rtol=1e-6)
     graph = modelgraph.dot(rt.models[model])
     assert graph.count("subgraph cluster_") == 1 + 1 + 2 and "ran 2x" in graph
-    assert "IF on cond handle" in modelgraph.svg(rt.models[model])
+    picture = modelgraph.svg(rt.models[model])
+    assert "IF on cond handle" in picture and picture.count('group">[0] ') == 2 and picture.count('group">[1] ') == 1
+    assert "ran 2x" in picture and picture.count('">#0 aclnnMuls') == 2  # the leaves' kernels under their branches
     await rt.aclmdlRIDestroy(model)
     for gone in (branch, *leaves):
         fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclmdlRICaptureToModelRIBegin, s3, gone, LOCAL)
