@@ -101,11 +101,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _daemon_options(trace)
     trace.add_argument("-o", "--output", required=True, help="the JSON file to write")
-    trace.add_argument("--duration", type=parse_duration, default=5.0, help="how long to record, e.g. 5s, 500ms, 2m")
+    trace.add_argument(
+        "--duration", type=parse_duration, default=5.0, help="how long to record, e.g. 5s, 500ms, 2m (default 5s)"
+    )
     trace.add_argument("--interval", type=parse_duration, default=0.5, help="time between two polls (default 0.5s)")
     trace.add_argument(
-        "--all", action="store_true", help="also take what the daemon's trace buffer already holds (default: from now)"
+        "--all",
+        action="store_true",
+        help="also take what the daemon's trace buffer already holds, ended programs' events included "
+        "(default: from now)",
     )
+    trace.add_argument("--context", metavar="ID", help="only this context's events (an id from `vnpu status`)")
     return parser
 
 
@@ -402,8 +408,11 @@ def trace(args: argparse.Namespace) -> int:
 
     metadata: dict[tuple[Any, ...], dict[str, Any]] = {}
     tasks: dict[tuple[Any, ...], dict[str, Any]] = {}
+    ended: set[str] = set()
+    scope = {} if args.context is None else {"context": args.context}
 
     def merge(answer: dict[str, Any]) -> None:
+        ended.update(c["id"] for c in answer.get("contexts", ()) if c["ended"])
         for e in answer["traceEvents"]:
             if e.get("ph") == "X":
                 tasks.setdefault((e["pid"], e["tid"], e["ts"], e["name"]), e)
@@ -413,7 +422,7 @@ def trace(args: argparse.Namespace) -> int:
     with _client(args) as http:
         try:
             # from now: a `since` beyond any event's end answers nothing but the trace clock
-            first = _get(http, "/v1/trace", since=0.0 if args.all else 1e300)
+            first = _get(http, "/v1/trace", since=0.0 if args.all else 1e300, **scope)
             merge(first)
             if not first["enabled"]:
                 print("vnpu trace: tracing is off on the daemon (VNPU_TRACE_CAPACITY=0)", file=sys.stderr)
@@ -421,7 +430,7 @@ def trace(args: argparse.Namespace) -> int:
             try:
                 while (left := deadline - time.monotonic()) > 0:
                     time.sleep(min(max(args.interval, 0.01), left))
-                    answer = _get(http, "/v1/trace", since=since)
+                    answer = _get(http, "/v1/trace", since=since, **scope)
                     since = answer["now"]
                     merge(answer)
             except KeyboardInterrupt:
@@ -438,7 +447,12 @@ def trace(args: argparse.Namespace) -> int:
     path = Path(args.output)
     path.write_text(json.dumps(document, separators=(",", ":")))
     lanes = len({(e["pid"], e["tid"]) for e in tasks.values()})
-    print(f"wrote {len(tasks)} task event(s) on {lanes} lane(s) to {path}: open it in https://ui.perfetto.dev")
+    contexts = {e["args"]["Context"] for e in tasks.values() if "Context" in e["args"]}
+    whose = f" of {len(contexts)} context(s)" + (f", {len(ended & contexts)} of them ended" if ended & contexts else "")
+    print(f"wrote {len(tasks)} task event(s){whose} on {lanes} lane(s) to {path}: open it in https://ui.perfetto.dev")
+    if not tasks:
+        hint = "" if args.all else " (--all takes what the buffer already holds, ended programs included)"
+        print(f"vnpu trace: nothing ran while recording{hint}", file=sys.stderr)
     return 0
 
 

@@ -1,11 +1,12 @@
 """What the device did and holds, for people and tools: the trace (`GET /v1/trace`, Chrome trace JSON that opens
 in Perfetto or chrome://tracing) and model graphs (`GET /v1/models/{id}/graph`, Graphviz DOT or SVG).
 
-A tenant sees the events and models of its own contexts only.
+A tenant sees the events and models of its own contexts only, the ended ones included (see history).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Literal
 
 from fastapi import APIRouter, FastAPI, Request, Response
@@ -14,27 +15,35 @@ from starlette.requests import HTTPConnection
 from proto.errors import ACL_ERROR_RT_PARAM_INVALID
 from server.api.auth import tenant_of
 from server.api.errors import ERROR_RESPONSES, NotFound
-from server.api.sessions import ContextEntry, Registry
+from server.api.sessions import Registry
 from server.npu import modelgraph
 from server.npu.model import ModelRI
 from server.npu.trace import chrome
 
 
-def _contexts(request: HTTPConnection) -> list[ContextEntry]:
-    registry: Registry = request.app.state.registry
-    return registry.contexts_of(tenant_of(request, request.app.state.settings.tokens))
+def _tenant(request: HTTPConnection) -> str:
+    return tenant_of(request, request.app.state.settings.tokens)
 
 
-def trace_payload(request: HTTPConnection, since: float) -> dict[str, Any]:
-    """The tenant's trace events that ended after `since` (seconds on the trace clock), and the clock now."""
+def trace_payload(request: HTTPConnection, since: float, context: str | None = None) -> dict[str, Any]:
+    """The tenant's trace events that ended after `since` (seconds on the trace clock) -- of its live contexts and
+    of its ended ones whose events the ring still holds, or of `context` only -- and the clock now. `contexts`
+    says whose events they are: each context's id, whether it has ended, and its number of events."""
     tracer = request.app.state.machine.tracer
-    owners = {id(c.runtime) for c in _contexts(request)}
-    events = tracer.events(since, owners)
+    registry: Registry = request.app.state.registry
+    tenant = _tenant(request)
+    names = registry.history.owners(tenant)
+    if context is not None:
+        names = {owner: name for owner, name in names.items() if name.id == context}
+    events = tracer.events(since, set(names))
+    counts = Counter(names[id(e.where.owner)].id for e in events)
+    live = {c.id for c in registry.contexts_of(tenant)}
     return {
         "now": tracer.clock(),
         "enabled": tracer.enabled,
-        "traceEvents": chrome(events, tracer.epoch),
+        "traceEvents": chrome(events, tracer.epoch, lambda owner: names[id(owner)].id),
         "displayTimeUnit": "ms",
+        "contexts": [{"id": c, "ended": c not in live, "events": n} for c, n in counts.items()],
     }
 
 
@@ -42,9 +51,10 @@ def install(app: FastAPI) -> None:
     router = APIRouter(prefix="/v1", tags=["views"], responses=ERROR_RESPONSES)
 
     @router.get("/trace")
-    async def trace(request: Request, since: float = 0.0) -> dict[str, Any]:
-        """Chrome trace JSON of the tasks that ended after `since` (the `now` of an earlier answer: poll with it)."""
-        return trace_payload(request, since)
+    async def trace(request: Request, since: float = 0.0, context: str | None = None) -> dict[str, Any]:
+        """Chrome trace JSON of the tasks that ended after `since` (the `now` of an earlier answer: poll with it),
+        of the tenant's contexts, live or ended (while the ring holds their events), or of `context` only."""
+        return trace_payload(request, since, context)
 
     @router.get("/models/{model_id}/graph", response_class=Response)
     async def graph(request: Request, model_id: int, format: Literal["dot", "svg"] = "svg") -> Response:
@@ -58,8 +68,14 @@ def install(app: FastAPI) -> None:
 
 
 def _model(request: Request, model_id: int) -> ModelRI:
-    for context in _contexts(request):
+    """A model of the tenant's live contexts, or one kept of its ended ones."""
+    registry: Registry = request.app.state.registry
+    tenant = _tenant(request)
+    for context in registry.contexts_of(tenant):
         model = context.runtime.models.get(model_id)
         if model is not None:
             return model
+    for ended in registry.history.ended_of(tenant):
+        if model_id in ended.models:
+            return ended.models[model_id].model
     raise NotFound(ACL_ERROR_RT_PARAM_INVALID, f"no model {model_id:#x} in your contexts")

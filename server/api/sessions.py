@@ -18,6 +18,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
+from server.api.history import ContextName, History
 from server.api.metrics import Metrics
 from server.api.settings import Settings
 from server.npu import Machine, Runtime
@@ -69,6 +70,7 @@ class Registry:
         self.contexts: dict[str, ContextEntry] = {}
         self.sessions: dict[str, Session] = {}
         self._default_rest: dict[str, Session] = {}  # tenant -> the session of REST calls that name none
+        self.history = History(settings.keep_ended)
 
     def open(self, tenant: str, kind: str, context_id: str | None = None) -> Session:
         """A new session, in a new context or joining `context_id` (which must be the tenant's)."""
@@ -83,6 +85,7 @@ class Registry:
             runtime = Runtime(self.machine, self.settings.context_memory, self.settings.context_handles)
             entry = ContextEntry(secrets.token_hex(8), tenant, runtime)
             self.contexts[entry.id] = entry
+            self.history.opened(runtime, ContextName(entry.id, tenant))
         session = Session(secrets.token_hex(8), entry, kind, self.metrics)
         entry.sessions.add(session)
         self.sessions[session.id] = session
@@ -146,6 +149,7 @@ class Registry:
             return
         del self.contexts[entry.id]
         try:
+            self.history.ending(entry.runtime)
             await entry.runtime.release_all()
         except Exception:  # a vnpu bug: keep the daemon up, say so
             log.exception("releasing context %s failed", entry.id)

@@ -49,6 +49,7 @@ class Settings:
     context_grace: float = 2.0  # seconds a context outlives its last session
     shutdown_deadline: float = 10.0  # seconds queued work may take at shutdown
     trace_capacity: int = 100_000  # events kept by the device's trace (0: tracing off)
+    keep_ended: int = 16  # ended contexts whose models stay viewable (their trace events stay in the ring)
     max_while_iterations: int = 1_000_000  # body runs of one evaluation of a conditional WHILE task
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # token -> tenant, built from the above
 
@@ -90,7 +91,7 @@ def _convert(name: str, raw: str) -> object:
     if name in ("memory", "max_body", "max_message", "context_memory", "max_pending_bytes"):
         return parse_size(raw)
     if name in ("port", "devices", "max_models", "max_streams", "max_events", "context_handles", "max_pending",
-                "trace_capacity", "max_while_iterations"):  # fmt: skip
+                "trace_capacity", "max_while_iterations", "keep_ended"):  # fmt: skip
         return int(raw)
     if name in ("session_idle", "context_grace", "shutdown_deadline", "head_timeout"):
         return float(raw)

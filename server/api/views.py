@@ -12,10 +12,11 @@ from fastapi import APIRouter, FastAPI, Request
 from proto.errors import ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_PARAM_INVALID
 from server.api.auth import tenant_of
 from server.api.errors import ERROR_RESPONSES, NotFound
+from server.api.history import debug_text
 from server.api.sessions import ContextEntry, Registry
 from server.npu import Machine
-from server.npu.caller import calling_thread
 from server.npu.device import Device
+from server.npu.model import ModelRI
 
 
 def _state(request: Request) -> tuple[Machine, Registry, list[ContextEntry]]:
@@ -93,32 +94,36 @@ def install(app: FastAPI) -> None:
 
     @router.get("/models/{model_id}")
     async def model(request: Request, model_id: int) -> dict[str, Any]:
-        _, _, contexts = _state(request)
+        """A model of the tenant's contexts, or of one of its recently ended ones (`ended`: when it was reclaimed)."""
+        _, registry, contexts = _state(request)
         for c in contexts:
             found = c.runtime.models.get(model_id)
             if found is not None:
-                return {
-                    "handle": found.handle,
-                    "context": c.id,
-                    "device": found.device.index,
-                    "name": found.name,
-                    "id": found.ident,
-                    "kind": found.kind.value,
-                    "state": found.state,
-                    "executions": found.executions,
-                    "edits": list(found.edits),
-                    "groups": [
-                        {"handle": g.handle, "kernels": [k.describe() for k in g.kernels], "updates": g.updates_applied}
-                        for g in found.groups.values()
-                    ],
-                    "debug": "\n".join(_debug_lines(c, model_id)),
-                }
+                return _model_view(found, c.id, debug_text(c.runtime, model_id))
+        for ended in registry.history.ended_of(tenant_of(request, request.app.state.settings.tokens)):
+            kept = ended.models.get(model_id)
+            if kept is not None:
+                return _model_view(kept.model, ended.name.id, kept.debug, ended.ended)
         raise NotFound(ACL_ERROR_RT_PARAM_INVALID, f"no model {model_id:#x} in your contexts")
 
     app.include_router(router)
 
 
-def _debug_lines(context: ContextEntry, model_id: int) -> list[str]:
-    runtime = context.runtime
-    with calling_thread(("view", 0)):
-        return runtime.aclmdlRIDebugPrint(model_id).splitlines() if runtime.init_count else []
+def _model_view(model: ModelRI, context_id: str, debug: str, ended: float | None = None) -> dict[str, Any]:
+    return {
+        "handle": model.handle,
+        "context": context_id,
+        "ended": ended,  # when its context was reclaimed (Unix time), None while it lives
+        "device": model.device.index,
+        "name": model.name,
+        "id": model.ident,
+        "kind": model.kind.value,
+        "state": model.state,
+        "executions": model.executions,
+        "edits": list(model.edits),
+        "groups": [
+            {"handle": g.handle, "kernels": [k.describe() for k in g.kernels], "updates": g.updates_applied}
+            for g in model.groups.values()
+        ],
+        "debug": debug.rstrip("\n"),
+    }

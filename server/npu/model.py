@@ -122,6 +122,9 @@ class GroupTask:
     def describe(self) -> str:
         return self.group.describe()
 
+    def title(self) -> str:
+        return f"task group {self.group.handle:#x}"
+
     async def run(self, lane: Lane) -> None:
         for kernel in self.group.kernels:  # the tuple is taken once: an update mid-replay cannot mix
             await traced(lane.machine.tracer, kernel, lane, lane.where, self.group.handle)
@@ -137,6 +140,9 @@ class UpdateApplyTask:
 
     def describe(self) -> str:
         return f"update of {self.group.describe()}"
+
+    def title(self) -> str:
+        return f"update of task group {self.group.handle:#x}"
 
     async def run(self, lane: Lane) -> None:
         model = self.group.model

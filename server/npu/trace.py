@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +53,17 @@ class TraceEvent:
     end: float
     group: int | None
     error: str | None
+    detail: str | None  # the task's full description, where its name leaves out what changes (counters)
 
 
-_Record = tuple[type, str, Where, float, float, int | None, str | None]  # a TraceEvent with its task's type as kind
+_Record = tuple[type, str, Where, float, float, int | None, str | None, str | None]  # kind as its task's type
+
+
+def _names(task: Any) -> tuple[str, str | None]:
+    """A task's slice name and detail: a task whose description changes between runs (a task group's update
+    count) has a stable `title()` to be named by, so a trace viewer aggregates its runs."""
+    title = getattr(task, "title", None)
+    return (task.describe(), None) if title is None else (title(), task.describe())
 
 
 def _event(record: _Record) -> TraceEvent:
@@ -76,7 +85,8 @@ class Tracer:
 
     def task(self, task: Any, where: Where, start: float, group: int | None = None, error: str | None = None) -> None:
         """Record `task`, which ran from `start` until now."""
-        self.ring.append((type(task), task.describe(), where, start, time.perf_counter(), group, error))
+        name, detail = _names(task)
+        self.ring.append((type(task), name, where, start, time.perf_counter(), group, error, detail))
 
     def events(self, since: float = 0.0, owners: set[int] | None = None) -> list[TraceEvent]:
         """Events that ended after `since` (trace-clock seconds), of the given owners (ids) or of all."""
@@ -105,12 +115,16 @@ async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int 
     except AclError as error:
         tracer.task(task, where, start, group, f"{error.name}: {error.message}")
         raise
-    tracer.ring.append((kind, task.describe(), where, start, time.perf_counter(), group, None))
+    name, detail = _names(task)
+    tracer.ring.append((kind, name, where, start, time.perf_counter(), group, None, detail))
 
 
-def chrome(events: list[TraceEvent], epoch: float) -> list[dict[str, Any]]:
+def chrome(
+    events: list[TraceEvent], epoch: float, owner_name: Callable[[object], str] | None = None
+) -> list[dict[str, Any]]:
     """Chrome trace events (Perfetto, chrome://tracing): one complete ("X") event per task, in microseconds, one
-    process per device and one thread per lane, named by metadata events."""
+    process per device and one thread per lane, named by metadata events; `owner_name` names each event's
+    context in its args."""
     out: list[dict[str, Any]] = []
     named: set[tuple[int, str]] = set()
     for e in events:
@@ -121,13 +135,15 @@ def chrome(events: list[TraceEvent], epoch: float) -> list[dict[str, Any]]:
         if (pid, tid) not in named:
             named.add((pid, tid))
             out.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": tid}})
-        args: dict[str, Any] = {}
+        args: dict[str, Any] = {} if owner_name is None else {"Context": owner_name(e.where.owner)}
         if e.where.model is not None:
             args["Model Id"] = e.where.model
         if e.group is not None:
             args["Task Group"] = e.group
         if e.error is not None:
             args["Error"] = e.error
+        if e.detail is not None:
+            args["Detail"] = e.detail
         out.append(
             {
                 "name": e.name,

@@ -78,6 +78,12 @@ async def test_trace_of_replays_groups_and_updates(rt: Runtime, machine: Machine
     assert all(e["dur"] >= 0 and isinstance(e["tid"], str) for e in complete)
     assert any(e["ph"] == "M" and e["args"]["name"] == "device 0" for e in trace)
     assert next(e for e in complete if e["cat"] == "kernel" and e["args"].get("Task Group") == group)
+    # slice names are stable (a viewer aggregates them); what changes between runs is in the args
+    named = {e["cat"]: e for e in complete if e["cat"] in ("group", "update")}
+    assert named["group"]["name"] == f"task group {group:#x}"
+    assert named["update"]["name"] == f"update of task group {group:#x}"
+    assert named["group"]["args"]["Detail"] == f"task group {group:#x} (1 kernel(s), 1 update(s))"
+    assert named["update"]["args"]["Detail"] == f"update of task group {group:#x} (1 kernel(s), 1 update(s))"
 
 
 async def test_failed_tasks_are_traced_with_their_error(rt: Runtime, machine: Machine) -> None:
@@ -133,7 +139,7 @@ def test_reading_since_a_time_is_the_filter_of_the_whole_ring() -> None:
     for i in range(800):  # the ring keeps the last 500
         owner = owners[int(rng.integers(3))]
         where = Where(0, "stream", None, owner)
-        tracer.ring.append((int, f"t{i}", where, float(i), float(i) + 0.5, None, None))
+        tracer.ring.append((int, f"t{i}", where, float(i), float(i) + 0.5, None, None, None))
     for since in (-1.0, 0.0, 299.5, 300.0, 650.2, 799.5, 1e9):
         for chosen in (None, {id(owners[0])}, {id(owners[1]), id(owners[2])}):
             expected = [r[1] for r in tracer.ring if r[4] > since and (chosen is None or id(r[2].owner) in chosen)]
