@@ -6,7 +6,8 @@ The daemon's REST routes, its WebSocket dispatcher, the OpenAPI schema and the c
 table, and tests check them against it.
 
 Wire conventions (JSON and msgpack alike):
-- pointers and handles are integers; 0 or null is NULL (for a stream: the default stream);
+- pointers and handles are integers (or, as vnpu prints them, "0x..." strings); 0 or null is NULL (for a stream:
+  the default stream);
 - enum values are plain integers, checked by the device, so an out-of-range value gets the runtime's own code;
 - pageable host memory (a plain buffer in C) travels as bytes: a source is the bytes themselves, a destination is
   `null` and the copied bytes come back in the result's `data` (JSON: base64; prefer the raw-body routes for bulk);
@@ -21,11 +22,12 @@ Wire conventions (JSON and msgpack alike):
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema, create_model
 
 from proto.aclnn import OPS, KernelDesc
 
@@ -34,9 +36,36 @@ I64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
 I32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 U8 = Annotated[int, Field(ge=0, le=255)]
-Handle = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a handle; 0 or null is NULL")]
-Stream = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a stream; 0 or null is the default stream")]
-Ptr = Annotated[int | None, Field(ge=0, le=2**64 - 1, description="a device or pinned host pointer; 0/null is NULL")]
+HEX = re.compile(r"0[xX][0-9a-fA-F]{1,16}")
+
+
+def _from_hex(value: object) -> object:
+    """vnpu prints handles and pointers as 0x...: that form is accepted wherever one is expected."""
+    return int(value, 16) if isinstance(value, str) and HEX.fullmatch(value) else value
+
+
+_ADDRESS_SCHEMA = [
+    {"type": "integer", "minimum": 0, "maximum": 2**64 - 1},
+    {"type": "string", "pattern": f"^{HEX.pattern}$"},
+]
+_HEX_IN, _NULLABLE = BeforeValidator(_from_hex), WithJsonSchema({"anyOf": [*_ADDRESS_SCHEMA, {"type": "null"}]})
+# a handle or pointer where a REST path or query names one: decimal or 0x...
+Address = Annotated[U64, _HEX_IN, WithJsonSchema({"anyOf": _ADDRESS_SCHEMA})]
+Handle = Annotated[
+    U64 | None, _HEX_IN, _NULLABLE, Field(description="a handle (an integer or 0x...); 0 or null is NULL")
+]
+Stream = Annotated[
+    U64 | None,
+    _HEX_IN,
+    _NULLABLE,
+    Field(description="a stream (an integer or 0x...); 0 or null is the default stream"),
+]
+Ptr = Annotated[
+    U64 | None,
+    _HEX_IN,
+    _NULLABLE,
+    Field(description="a device or pinned host pointer (an integer or 0x...); 0 or null is NULL"),
+]
 # bytes in JSON are standard base64 (RFC 4648 section 4) both ways; msgpack carries them as they are
 Bytes = Annotated[bytes, PlainSerializer(lambda b: base64.b64encode(b).decode(), return_type=str, when_used="json")]
 Src = Annotated[
@@ -44,7 +73,10 @@ Src = Annotated[
     Field(description="a device or pinned host pointer, or the bytes of pageable host memory (JSON: base64)"),
 ]
 Dst = Annotated[
-    int | None, Field(description="a device or pinned host pointer, or null for pageable host memory (see `data`)")
+    U64 | None,
+    _HEX_IN,
+    _NULLABLE,
+    Field(description="a device or pinned host pointer (an integer or 0x...), or null for pageable memory"),
 ]
 Kernel = Annotated[
     dict[str, Any] | Bytes | None,

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, FastAPI, Request, Response
 from starlette.requests import HTTPConnection
 
+from proto.calltable import Address
 from proto.errors import ACL_ERROR_RT_PARAM_INVALID
 from server.api.auth import tenant_of
 from server.api.errors import ERROR_RESPONSES, NotFound
@@ -57,7 +58,7 @@ def install(app: FastAPI) -> None:
         return trace_payload(request, since, context)
 
     @router.get("/models/{model_id}/graph", response_class=Response)
-    async def graph(request: Request, model_id: int, format: Literal["dot", "svg"] = "svg") -> Response:
+    async def graph(request: Request, model_id: Address, format: Literal["dot", "svg"] = "svg") -> Response:
         """The model as Graphviz DOT text or as SVG (drawn by the daemon, no Graphviz needed)."""
         model = _model(request, model_id)
         if format == "dot":
@@ -67,7 +68,7 @@ def install(app: FastAPI) -> None:
     app.include_router(router)
 
 
-def _model(request: Request, model_id: int) -> ModelRI:
+def _model(request: Request, model_id: Address) -> ModelRI:
     """A model of the tenant's live contexts, or one kept of its ended ones."""
     registry: Registry = request.app.state.registry
     tenant = _tenant(request)

@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
-from proto.calltable import CALLS, Call
+from proto.calltable import CALLS, Address, Call
 from proto.constants import aclrtMemcpyKind
 from server.api import dispatch
 from server.api.auth import tenant_of
@@ -144,7 +144,7 @@ def install(app: FastAPI) -> None:
         return Response(status_code=204)
 
     @router.put("/memory/{ptr}", tags=["memory"], status_code=204, openapi_extra={"requestBody": {"content": RAW}})
-    async def write_memory(request: Request, ptr: int) -> Response:
+    async def write_memory(request: Request, ptr: Address) -> Response:
         """aclrtMemcpy from the raw body (pageable host memory) to device or pinned memory at `ptr`."""
         data = await body_of(request)
         args = {"dst": ptr, "destMax": len(data), "src": data, "count": len(data), "kind": _H2D}
@@ -152,20 +152,20 @@ def install(app: FastAPI) -> None:
         return Response(status_code=204)
 
     @router.get("/memory/{ptr}", tags=["memory"], responses={200: {"content": RAW}})
-    async def read_memory(request: Request, ptr: int, count: int) -> Response:
+    async def read_memory(request: Request, ptr: Address, count: int) -> Response:
         """aclrtMemcpy of `count` bytes at `ptr` into the raw response body."""
         args = {"dst": None, "destMax": count, "src": ptr, "count": count, "kind": _D2H}
         result = await run(request, CALLS["aclrtMemcpy"], args)
         return Response(result["data"], media_type="application/octet-stream")
 
     @router.put("/host/{ptr}", tags=["memory"], status_code=204, openapi_extra={"requestBody": {"content": RAW}})
-    async def write_host(request: Request, ptr: int) -> Response:
+    async def write_host(request: Request, ptr: Address) -> Response:
         """vnpuHostWrite: store the raw body into the aclrtMallocHost buffer at `ptr`."""
         await run(request, CALLS["vnpuHostWrite"], {"hostPtr": ptr, "data": await body_of(request)})
         return Response(status_code=204)
 
     @router.get("/host/{ptr}", tags=["memory"], responses={200: {"content": RAW}})
-    async def read_host(request: Request, ptr: int, count: int) -> Response:
+    async def read_host(request: Request, ptr: Address, count: int) -> Response:
         result = await run(request, CALLS["vnpuHostRead"], {"hostPtr": ptr, "count": count})
         return Response(result["data"], media_type="application/octet-stream")
 

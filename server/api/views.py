@@ -9,6 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 
+from proto.calltable import Address
 from proto.errors import ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_PARAM_INVALID
 from server.api.auth import tenant_of
 from server.api.errors import ERROR_RESPONSES, NotFound
@@ -93,7 +94,7 @@ def install(app: FastAPI) -> None:
         return view
 
     @router.get("/models/{model_id}")
-    async def model(request: Request, model_id: int) -> dict[str, Any]:
+    async def model(request: Request, model_id: Address) -> dict[str, Any]:
         """A model of the tenant's contexts, or of one of its recently ended ones (`ended`: when it was reclaimed)."""
         _, registry, contexts = _state(request)
         for c in contexts:

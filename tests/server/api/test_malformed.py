@@ -107,7 +107,7 @@ REST_CASES: list[tuple[str, str, bytes, int, int, tuple[str, ...]]] = [
     ("device 7", "/v1/call/aclrtSetDevice", b'{"deviceId": 7}', 400, ACL_ERROR_RT_INVALID_DEVICEID, ("device 7",)),
     ("meminfo attr 99", "/v1/call/aclrtGetMemInfo", b'{"attr": 99}', 400, ACL_ERROR_INVALID_PARAM, ("attr 99",)),
     ("raw read, no count", "/v1/memory/4096", b"", 422, ACL_ERROR_INVALID_PARAM, ("count", "Field required")),
-    ("raw read, bad ptr", "/v1/memory/0x10?count=4", b"", 422, ACL_ERROR_INVALID_PARAM, ("ptr",)),
+    ("raw read, bad ptr", "/v1/memory/0xzz?count=4", b"", 422, ACL_ERROR_INVALID_PARAM, ("ptr",)),
     ("raw read, count -3", "/v1/memory/4096?count=-3", b"", 422, ACL_ERROR_INVALID_PARAM, ("greater than or equal",)),
     ("raw read, nowhere", "/v1/memory/4096?count=4", b"", 400, ACL_ERROR_RT_PARAM_INVALID, ("0x1000",)),
     ("raw host, nowhere", "/v1/host/4096?count=4", b"", 400, ACL_ERROR_RT_PARAM_INVALID, ("0x1000",)),
