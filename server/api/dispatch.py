@@ -10,6 +10,7 @@ memory on the caller's side, so the copy lands in a buffer whose bytes come back
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import time
 from collections.abc import Hashable, Mapping
@@ -47,7 +48,11 @@ async def call(
 def lookup(api: str) -> Call:
     call = CALLS.get(api)
     if call is None:
-        raise AclError(ACL_ERROR_API_NOT_SUPPORT, f"no function named {api[:80]!r} in vnpu's call table", api[:80])
+        near = difflib.get_close_matches(api[:80], CALLS, n=3, cutoff=0.75)
+        hint = f": did you mean {' or '.join(near)}?" if near else ""
+        raise AclError(
+            ACL_ERROR_API_NOT_SUPPORT, f"no function named {api[:80]!r} in vnpu's call table{hint}", api[:80]
+        )
     return call
 
 
