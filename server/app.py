@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from server.api import dashboard, echo, errors, metrics, observe, rest, views, ws
 from server.api.auth import redact_server_logs
@@ -57,7 +58,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 log.warning("queued work did not finish within %s s; stopping anyway", settings.shutdown_deadline)
             machine.close()
 
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc with their assets served by the daemon: they work without internet
+        static_url="/docs-assets",
         title="vnpu",
         version=package_version(),
         description="A virtual Ascend NPU: the ACL runtime's streams, events, aclmdlRI capture and task update, "

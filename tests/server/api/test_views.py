@@ -150,3 +150,11 @@ async def test_openapi_lists_every_call_and_docs_answer(http: httpx.AsyncClient)
     assert {"put", "get"} <= set(paths["/v1/memory/{ptr}"]) and {"put", "get"} <= set(paths["/v1/host/{ptr}"])
     docs = await http.get("/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower() and "/openapi.json" in docs.text
+    # both pages work offline: every asset they load is the daemon's own, and it serves them
+    for page, assets in (("/docs", ("swagger-ui-bundle.js", "swagger-ui.css")), ("/redoc", ("redoc.standalone.js",))):
+        html = (await http.get(page)).text
+        assert "cdn." not in html and "fonts.googleapis" not in html, page
+        for asset in assets:
+            assert f'"/docs-assets/{asset}"' in html, (page, asset)
+            served = await http.get(f"/docs-assets/{asset}")
+            assert served.status_code == 200 and len(served.content) > 100_000, asset
