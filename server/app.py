@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
-from server.api import dashboard, echo, errors, metrics, observe, rest, views, ws
+from server.api import dashboard, echo, errors, metrics, observe, phase1, rest, views, ws
 from server.api.auth import redact_server_logs
 from server.api.metrics import Metrics
 from server.api.sessions import Registry
@@ -70,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.live_viewers = Counter()  # tenant -> its open /v1/trace/live connections
     errors.install(app, settings)
     rest.install(app)
+    phase1.install(app)  # aclnnXxxGetWorkspaceSize for curl users
     ws.install(app)
     views.install(app)
     observe.install(app)

@@ -115,7 +115,7 @@ class KernelDesc:
         """The JSON form (only str/int/float/bool/list/dict/None)."""
         return {
             "op": self.op,
-            "args": {name: _encode(value) for name, value in self.args.items()},
+            "args": {name: wire_of(value) for name, value in self.args.items()},
             "workspace_size": self.workspace_size,
         }
 
@@ -136,7 +136,8 @@ def _encode_number(value: bool | int | float) -> JSON:
     return value
 
 
-def _encode(value: ArgValue) -> JSON:
+def wire_of(value: ArgValue) -> JSON:
+    """One argument's wire form (a tensor, scalar or int array as JSON; attributes as they are)."""
     if isinstance(value, aclTensor):
         fields: dict[str, JSON] = {
             "view_dims": list(value.view_dims),

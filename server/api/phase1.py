@@ -1,0 +1,78 @@
+"""Phase 1 of the aclnn two-phase API over REST, for curl users: `POST /v1/aclnn/aclnnAddGetWorkspaceSize`.
+
+The body is the operator's arguments by C name in the kernel description's wire form (tensors as
+`{"view_dims", "data_type", "strides", "offset", "format", "storage_dims", "data"}`, scalars as
+`{"value", "data_type"}`); the answer is C's two out-parameters: `workspaceSize` and `executor`, the kernel
+description to pass as `executor` to the phase-2 call (`POST /v1/call/aclnnAdd`). The checks, codes and messages
+are the client's local phase 1 (`proto.aclnn`): the same declaration runs. Nothing is allocated or remembered.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+
+from proto.aclnn import OPS, KernelDesc, OpDecl
+from proto.aclnn.decl import TENSOR_KINDS, ArgKind
+from proto.aclnn.phase1 import get_workspace_size
+from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
+from server.api.errors import ERROR_RESPONSES
+from server.api.rest import json_body_of
+
+_TENSOR = {
+    "view_dims": [2, 3],
+    "data_type": "ACL_FLOAT",
+    "strides": [3, 1],
+    "offset": 0,
+    "format": "ACL_FORMAT_ND",
+    "storage_dims": [2, 3],
+}
+_EXAMPLES = {ArgKind.SCALAR: {"value": 1.0, "data_type": "ACL_FLOAT"}, ArgKind.INT_ARRAY: [1], ArgKind.INT: 0}
+_EXAMPLES |= {ArgKind.BOOL: False, ArgKind.DTYPE: "ACL_FLOAT"}
+
+
+def _example(decl: OpDecl) -> dict[str, Any]:
+    """A body of the right shape for the OpenAPI page (its tensors at made-up device pointers)."""
+    return {
+        arg.name: _TENSOR | {"data": 0x12C000000000 + n * 0x1000} if arg.kind in TENSOR_KINDS else _EXAMPLES[arg.kind]
+        for n, arg in enumerate(decl.args)
+    }
+
+
+def _route(decl: OpDecl) -> Any:
+    async def handle(request: Request) -> dict[str, Any]:
+        body = await json_body_of(request)
+        try:
+            args = json.loads(body) if body else None
+        except ValueError as error:
+            raise AclError(ACLNN_ERR_PARAM_INVALID, f"{decl.ws_name}: the body is not JSON: {error}") from None
+        # the wire form's decoder builds the host objects (and names a malformed field); phase 1 then checks them
+        described = KernelDesc.from_wire({"op": decl.name, "args": args, "workspace_size": 0})
+        size, executor = get_workspace_size(decl, described.args)
+        return {"workspaceSize": size, "executor": executor.kernel.to_wire()}
+
+    handle.__name__ = decl.ws_name
+    return handle
+
+
+def install(app: FastAPI) -> None:
+    router = APIRouter(prefix="/v1/aclnn", tags=["aclnn phase 1"], responses=ERROR_RESPONSES)
+    for decl in OPS.values():
+        router.add_api_route(
+            f"/{decl.ws_name}",
+            _route(decl),
+            methods=["POST"],
+            name=decl.ws_name,
+            summary=decl.ws_name,
+            description=f"Phase 1 of {decl.c_name}({', '.join(decl.arg_names)}): the workspace size and the "
+            f"executor (a kernel description) to pass to `POST /v1/call/{decl.c_name}`.",
+            openapi_extra={
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"type": "object"}, "example": _example(decl)}},
+                }
+            },
+        )
+    app.include_router(router)
