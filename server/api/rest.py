@@ -59,7 +59,8 @@ async def json_body_of(request: Request) -> bytes:
 async def run(request: Request, call: Call, args: dict[str, Any] | bytes) -> dict[str, Any]:
     session = session_of(request)
     limit: int = request.app.state.settings.max_body
-    return await dispatch.call(session, call.name, args, thread_of(request), limit)
+    with session.calling():  # the session does not expire under the call
+        return await dispatch.call(session, call.name, args, thread_of(request), limit)
 
 
 def thread_of(request: Request) -> Hashable:

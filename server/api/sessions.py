@@ -14,7 +14,8 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
@@ -42,11 +43,22 @@ class Session:
     context: ContextEntry
     kind: str  # "ws" or "rest"
     metrics: Metrics
-    last_seen: float = field(default_factory=time.monotonic)
+    last_seen: float = field(default_factory=time.monotonic)  # when a call of it last began or ended
+    calls: int = 0  # its calls in flight: a session with one never expires
 
     @property
     def runtime(self) -> Runtime:
         return self.context.runtime
+
+    @contextmanager
+    def calling(self) -> Iterator[None]:
+        """Around one call of the session: it is in flight, and the session is idle only from its end."""
+        self.calls += 1
+        try:
+            yield
+        finally:
+            self.calls -= 1
+            self.last_seen = time.monotonic()
 
     def began(self, thread: Hashable) -> bool:
         """Whether the device-side `thread` (see `thread`) is one of this session's."""
@@ -126,7 +138,7 @@ class Registry:
     def expire_idle(self) -> None:
         deadline = time.monotonic() - self.settings.session_idle
         for session in list(self.sessions.values()):
-            if session.kind == "rest" and session.last_seen < deadline:
+            if session.kind == "rest" and not session.calls and session.last_seen < deadline:
                 self.close(session)
 
     async def reap_forever(self, period: float = 5.0) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from proto.errors import (
     ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
@@ -16,6 +17,8 @@ from server.npu.calls_ipcmem import close_exports, release_ipc_memory
 from server.npu.calls_vmm import release_virtual
 from server.npu.context import AclContext, Context, acl_call, require
 from server.npu.device import Device
+from server.npu.event import Event
+from server.npu.model import ModelRI
 from server.npu.stream import Stream
 
 
@@ -48,14 +51,14 @@ class DeviceCalls(Context):
         primary = self._primary_to_reset(device_id)
         primary.refs -= 1
         if primary.refs == 0:
-            await asyncio.shield(self._release_device(device_id))
+            await asyncio.shield(self._release_device(device_id, "aclrtResetDevice"))
 
     @acl_call
     async def aclrtResetDeviceForce(self, device_id: int) -> None:
         """Release the device's primary context however many aclrtSetDevice calls it had (spec-breadth 1.3)."""
         primary = self._primary_to_reset(device_id)
         primary.refs = 0
-        await asyncio.shield(self._release_device(device_id))
+        await asyncio.shield(self._release_device(device_id, "aclrtResetDeviceForce"))
 
     def device_of(self, device_id: int) -> Device:
         if not 0 <= device_id < len(self.machine.devices):
@@ -118,10 +121,10 @@ class DeviceCalls(Context):
 
     async def release_all(self) -> None:
         """Free everything the context holds (at the last aclFinalize, or when its client is gone)."""
-        for index in sorted(
-            {c.device.index for c in self.acl_contexts.values()} | {d.index for d in self.allocations.values()}
-        ):
-            await self._release_device(index)
+        held = {c.device.index for c in self.acl_contexts.values()} | {d.index for d in self.allocations.values()}
+        releasing = {index for index, lock in self.releases.items() if lock.locked()}
+        for index in sorted(held | releasing):  # a release in progress (a reset) is waited for
+            await self._release_device(index, "aclFinalize")
         release_ipc_memory(self)
         for ptr in list(self.host_buffers):
             buffer = self.machine.host.find(ptr)
@@ -139,45 +142,87 @@ class DeviceCalls(Context):
         return defaults + [s for s in self.streams.values() if s.device is device]
 
     async def close_streams(self, streams: list[Stream]) -> None:
-        """Tear `streams` down after their work: a capture or an update on one of them ends, and a model captured
-        from one of them goes (its replay in progress finishes first)."""
+        """Tear `streams` down: out of the tables at once (see `forget_streams`), then closed after their work."""
+        self.forget_streams(streams)
+        await shut(streams)
+
+    def forget_streams(self, streams: list[Stream]) -> None:
+        """Take `streams` out of the context's tables (their handles are dead from now on): a capture or an update
+        on one of them ends, a model captured from one of them goes (its replay in progress finishes first), and
+        a Build model's lanes let go of them (which releases a replay's waits on them)."""
         doomed = set(streams)
         for capture in self.captures():
             if doomed.intersection(capture.streams):
                 self.leave_capture(capture)
                 self.drop_model(capture.model)
-        for stream in doomed:
+        for stream in streams:
             self.end_update(stream)
-        for stream in streams:  # closing a stream releases a replay's waits on it
             self.unbind(stream)
-            await stream.close()
-            stream.device.streams.give()
             self.streams.pop(stream.handle, None)
             self.default_streams.pop(stream.handle, None)
             self.stream_contexts.pop(stream.handle, None)
             self.bury(stream.handle, "stream")
 
-    async def _release_device(self, index: int) -> None:
+    async def _release_device(self, index: int, by: str) -> None:
         """Everything this context holds on device `index` goes: its ACL contexts (the primary one and any
-        created there) and their streams (after their work), models, events, memory."""
+        created there) and their streams (after their work), models, events, memory. What it holds is taken out
+        of the tables at once, so a call made while the work drains (another thread's aclrtSetDevice, aclrtMalloc,
+        aclrtCreateStream) starts afresh and keeps what it makes; releases of one device run one at a time, so a
+        second one (the context reclaimed under a reset) waits for the first, then frees what is left, once."""
+        held = self._detach(index, by)
+        async with self.releases.setdefault(index, asyncio.Lock()):
+            await self._free(held)
+
+    def _detach(self, index: int, by: str) -> Held:
+        """What the context holds on device `index`, out of its tables; its memory is remembered as freed `by`."""
         device = self.machine.devices[index]
         models = [m for m in self.models.values() if m.device is device]
         for model in models:
             self.drop_model(model)
-        await self.close_streams(self._streams_of(device))
-        for model in models:  # a replay of aclmdlRIExecute (on no stream) finishes on its own
-            await model.wait_idle()
-        for handle, event in list(self.events.items()):
-            if event.device is device:
-                self.drop_event(handle)
-        for ptr, owner in list(self.allocations.items()):
-            if owner is device:
-                close_exports(self, ptr)
-                self.memory_used -= device.arena.free(ptr).size
-                del self.allocations[ptr]
-        release_virtual(self, index)
-        release_host_mappings(self, index)
+        streams = self._streams_of(device)
+        self.forget_streams(streams)
+        allocations = [ptr for ptr, owner in self.allocations.items() if owner is device]
+        for ptr in allocations:
+            del self.allocations[ptr]
+            block = device.arena.find(ptr)
+            self.forget(ptr, block.size if block is not None else 0, by)
         self.primaries.pop(index, None)
         self.res_limits = {k: v for k, v in self.res_limits.items() if k[0] != index}
         self.acl_contexts = {h: c for h, c in self.acl_contexts.items() if c.device is not device}
         self.current = {t: c for t, c in self.current.items() if c.device is not device}
+        events = {h: e for h, e in self.events.items() if e.device is device}
+        existed = frozenset([*self.reservations, *self.physicals, *self.registrations, *self.windows])
+        return Held(device, streams, models, events, allocations, existed)
+
+    async def _free(self, held: Held) -> None:
+        """Free what `_detach` took, after its work; what went meanwhile by other calls is not freed twice."""
+        await shut(held.streams)
+        for model in held.models:  # a replay of aclmdlRIExecute (on no stream) finishes on its own
+            await model.wait_idle()
+        for handle, event in held.events.items():
+            if self.events.get(handle) is event:
+                self.drop_event(handle)
+        for ptr in held.allocations:
+            close_exports(self, ptr)
+            self.memory_used -= held.device.arena.free(ptr).size
+        release_virtual(self, held.device.index, held.existed)
+        release_host_mappings(self, held.device.index, held.existed)
+
+
+@dataclass(eq=False)
+class Held:
+    """What a context held on one device when a release of it began: the release frees exactly this."""
+
+    device: Device
+    streams: list[Stream]
+    models: list[ModelRI]
+    events: dict[int, Event]
+    allocations: list[int]
+    existed: frozenset[int]  # the keys of its VMM and host-registration tables (addresses and handles) then
+
+
+async def shut(streams: list[Stream]) -> None:
+    """Close `streams` after their work and give their device slots back."""
+    for stream in streams:
+        await stream.close()
+        stream.device.streams.give()

@@ -13,6 +13,7 @@ buffer behind a window of the current device, freed with aclrtFree. The client m
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
 import numpy as np
@@ -175,11 +176,12 @@ def close_window(ctx: Context, window: Window) -> None:
     device.virtual.close_window(window)
 
 
-def release_host_mappings(ctx: Context, index: int) -> None:
-    """Teardown of device `index`: registrations with a window there, and managed memory there, go."""
+def release_host_mappings(ctx: Context, index: int, existed: Container[int]) -> None:
+    """Teardown of device `index`: registrations with a window there, and managed memory there, go (only those
+    in `existed`: what the teardown began with)."""
     for ptr, registration in list(ctx.registrations.items()):
-        if registration.device_index == index:
+        if registration.device_index == index and ptr in existed:
             unregister(ctx, ptr)
     virtual = ctx.machine.devices[index].virtual
-    for window in [w for w in ctx.windows.values() if w.managed and w.va in virtual]:
+    for window in [w for w in ctx.windows.values() if w.managed and w.va in virtual and w.va in existed]:
         free_managed(ctx, window)

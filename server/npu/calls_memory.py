@@ -75,7 +75,7 @@ class MemoryCalls(Context):
         size = device.arena.free(dev_ptr).size
         self.memory_used -= size
         del self.allocations[dev_ptr]
-        self.forget(dev_ptr, size)
+        self.forget(dev_ptr, size, "aclrtFree")
 
     @acl_call
     def aclrtMallocHost(self, size: int) -> int:
@@ -114,7 +114,7 @@ class MemoryCalls(Context):
         size = self.machine.host.free(host_ptr).size
         self.memory_used -= size
         self.host_buffers.discard(host_ptr)
-        self.forget(host_ptr, size)
+        self.forget(host_ptr, size, "aclrtFreeHost")
 
     @acl_call
     def vnpuHostWrite(self, host_ptr: int | None, data: bytes) -> None:

@@ -13,6 +13,7 @@ enforces no read-only access).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Container
 from typing import Any
 
 from proto.calltable import aclrtMemAccessDesc, aclrtPhysicalMemProp
@@ -368,17 +369,17 @@ class VirtualMemoryCalls(Context):
         return index
 
 
-def release_virtual(ctx: Context, index: int) -> None:
+def release_virtual(ctx: Context, index: int, existed: Container[int]) -> None:
     """A context's teardown of device `index`: its reservations there (unmapped first) and its handles to physical
-    memory of that device go, as at aclrtResetDevice."""
+    memory of that device go, as at aclrtResetDevice; only those in `existed` (what the teardown began with)."""
     virtual = ctx.machine.devices[index].virtual
     for va, reservation in list(ctx.reservations.items()):
-        if va in virtual:
+        if va in virtual and va in existed:
             for mapping in list(reservation.mappings.values()):
                 virtual.unmap(mapping)
             del ctx.reservations[va]
             virtual.release(reservation)
-    for physical in [p for p in ctx.physicals.values() if p.device_index == index]:
+    for physical in [p for p in ctx.physicals.values() if p.device_index == index and p.handle in existed]:
         drop_physical(ctx, physical)
 
 

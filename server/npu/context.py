@@ -12,6 +12,7 @@ current ACL context, which decides its device and what a NULL stream means.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Hashable
@@ -148,7 +149,7 @@ class Context:
         self.reservations: dict[int, Reservation] = {}  # virtual address -> aclrtReserveMemAddress's range
         self.windows: dict[int, Window] = {}  # device address -> a host registration's window, managed memory
         self.registrations: dict[int, Registration] = {}  # host pointer -> aclrtHostRegisterV2's registration
-        self.freed: dict[int, int] = {}  # pointers this context freed lately -> size, to explain their reuse
+        self.freed: dict[int, tuple[int, str]] = {}  # pointers freed lately -> (size, by what call), to explain use
         self.peer_access: set[tuple[int, int]] = set()  # (device, peer it may access): aclrtDeviceEnablePeerAccess
         self.res_limits: dict[tuple[int, int], int] = {}  # (device, aclrtDevResLimitType) -> cores allowed
         self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
@@ -164,6 +165,7 @@ class Context:
         self.exchange_modes: dict[Hashable, aclmdlRICaptureMode] = {}
         self.last_task_ids: dict[Hashable, int] = {}  # thread -> the id of the last task it queued
         self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
+        self.releases: dict[int, asyncio.Lock] = {}  # device index -> held while a release of it frees (one at a time)
 
     def acl_context(self) -> AclContext:
         """The calling thread's current ACL context."""
@@ -335,9 +337,9 @@ class Context:
 
     def explain(self, ptr: int) -> str:
         """Why `ptr` is not usable, from what this context alone knows."""
-        for start, size in self.freed.items():
+        for start, (size, by) in self.freed.items():
             if start <= ptr < start + max(size, 1):
-                return f"{ptr:#x} lies in the {size}-byte block at {start:#x}, which was freed"
+                return f"{ptr:#x} lies in the {size}-byte block at {start:#x}, which was freed by {by}"
         device = self.machine.device_of(ptr)
         if device is not None and ptr in device.virtual:
             found = device.virtual.find_range(ptr)
@@ -346,11 +348,11 @@ class Context:
             return device.virtual.explain(ptr)
         return f"{ptr:#x} is not in memory allocated by this context (aclrtMalloc or aclrtMallocHost)"
 
-    def forget(self, ptr: int, size: int) -> None:
-        """Remember that this context freed [ptr, ptr + size), to explain a later use (bounded)."""
+    def forget(self, ptr: int, size: int, by: str) -> None:
+        """Remember that the call `by` freed [ptr, ptr + size) of this context, to explain a later use (bounded)."""
         if len(self.freed) >= 4096:
             self.freed.pop(next(iter(self.freed)))
-        self.freed[ptr] = size
+        self.freed[ptr] = (size, by)
 
     def pins(self, *ptrs: int) -> tuple[tuple[int, object], ...]:
         """What the pointers point into now, for a task to check when it runs (see `tasks`)."""

@@ -167,6 +167,34 @@ async def test_expire_idle_ends_only_rest_sessions_past_the_limit(idle: tuple[Fa
     registry.close(ws_session)
 
 
+async def test_a_rest_session_with_a_call_in_flight_does_not_expire(idle: tuple[FastAPI, httpx.AsyncClient]) -> None:
+    app, client = idle
+    registry: Registry = app.state.registry
+    main, context = await open_session(client)
+    await main("aclInit", configPath=None)
+    await main("aclrtSetDevice", deviceId=0)
+    stream = (await main("aclrtCreateStream"))["stream"]
+    event = (await main("aclrtCreateEventWithFlag", flag=0x1))["event"]  # legacy: a wait blocks until a record
+    await main("aclrtStreamWaitEvent", stream=stream, event=event)
+    sync = asyncio.create_task(main("aclrtSynchronizeStream", stream=stream))
+    await asyncio.sleep(1.0)  # over three times session_idle: the reaper has looked many times
+    registry.expire_idle()
+    assert not sync.done() and main.session in registry.sessions and context in registry.contexts
+    other = RestCaller(client, main.session, thread="other")  # another thread of the same process
+    await other("aclrtSetDevice", deviceId=0)
+    await other("aclrtRecordEvent", event=event, stream=0)
+    assert await asyncio.wait_for(sync, 5) == {}  # the real result
+    assert (await main("aclrtQueryEventStatus", event=event))["status"] == 1  # the session lives on
+
+    session = registry.sessions[str(main.session)]
+    with session.calling():
+        session.last_seen -= 10  # a call began long ago and is still in flight
+        registry.expire_idle()
+        assert session.calls == 1 and session.id in registry.sessions
+    registry.expire_idle()
+    assert session.calls == 0 and session.id in registry.sessions  # idle counts from the end of its last call
+
+
 async def test_a_websocket_session_cannot_be_ended_or_used_over_rest(live: LiveServer) -> None:
     ws = await WsCaller.connect(live.ws_url)
     try:
