@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 
 from proto.calltable import CALLS, Address, Call
 from proto.constants import aclrtMemcpyKind
+from proto.errors import ACL_ERROR_UNINITIALIZE, AclError
 from server.api import dispatch
 from server.api.auth import tenant_of
 from server.api.budget import check_json
@@ -60,7 +61,13 @@ async def run(request: Request, call: Call, args: dict[str, Any] | bytes) -> dic
     session = session_of(request)
     limit: int = request.app.state.settings.max_body
     with session.calling():  # the session does not expire under the call
-        return await dispatch.call(session, call.name, args, thread_of(request), limit)
+        try:
+            return await dispatch.call(session, call.name, args, thread_of(request), limit)
+        except AclError as error:
+            if error.code != ACL_ERROR_UNINITIALIZE or session.replaces is None:
+                raise
+            # "call aclInit" in a default session that replaced an expired one: say what happened to the other
+            raise AclError(error.code, f"{error.message}: {session.replaces}", error.api) from None
 
 
 def thread_of(request: Request) -> Hashable:

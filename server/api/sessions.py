@@ -14,6 +14,7 @@ import asyncio
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from server.npu import Machine, Runtime
 from server.npu.caller import ClientThread
 
 log = logging.getLogger("vnpu.sessions")
+EXPIRED_KEPT = 4096  # expired sessions remembered, to say so when one is named again
 
 
 @dataclass(eq=False)
@@ -45,6 +47,7 @@ class Session:
     metrics: Metrics
     last_seen: float = field(default_factory=time.monotonic)  # when a call of it last began or ended
     calls: int = 0  # its calls in flight: a session with one never expires
+    replaces: str | None = None  # a default REST session opened for an expired one: why that one ended
 
     @property
     def runtime(self) -> Runtime:
@@ -82,6 +85,7 @@ class Registry:
         self.contexts: dict[str, ContextEntry] = {}
         self.sessions: dict[str, Session] = {}
         self._default_rest: dict[str, Session] = {}  # tenant -> the session of REST calls that name none
+        self.expired: OrderedDict[str, str] = OrderedDict()  # session id -> how it expired (the newest EXPIRED_KEPT)
         self.history = History(settings.keep_ended)
 
     def open(self, tenant: str, kind: str, context_id: str | None = None) -> Session:
@@ -111,11 +115,16 @@ class Registry:
             # a WebSocket's session is its connection's alone: a REST call or DELETE naming it would end it (and
             # reclaim its context) under the connection's feet, so to REST it does not exist
             if session is None or session.context.tenant != tenant or session.kind != "rest":
+                why = self.expired.get(session_id) if session is None else None
+                if why is not None:
+                    raise AclError(ACL_ERROR_INVALID_PARAM, f"{why}; POST /v1/sessions opens a new one")
                 raise AclError(ACL_ERROR_INVALID_PARAM, f"no session {session_id!r}: it never existed or has ended")
         else:
             session = self._default_rest.get(tenant) or self.open(tenant, "rest")
             if session.id not in self.sessions:
+                gone = session
                 session = self.open(tenant, "rest")
+                session.replaces = self.expired.get(gone.id)
             self._default_rest[tenant] = session
         session.last_seen = time.monotonic()
         return session
@@ -139,6 +148,15 @@ class Registry:
         deadline = time.monotonic() - self.settings.session_idle
         for session in list(self.sessions.values()):
             if session.kind == "rest" and not session.calls and session.last_seen < deadline:
+                is_default = self._default_rest.get(session.context.tenant) is session
+                default = " (the default REST session, of calls that name none)" if is_default else ""
+                self.expired[session.id] = (
+                    f"session {session.id!r}{default} expired at {time.strftime('%H:%M:%S')} after "
+                    f"{self.settings.session_idle:g} s without a call (VNPU_SESSION_IDLE, default 600), and its "
+                    "context with its memory and handles went with it"
+                )
+                while len(self.expired) > EXPIRED_KEPT:
+                    self.expired.popitem(last=False)
                 self.close(session)
 
     async def reap_forever(self, period: float = 5.0) -> None:
