@@ -223,7 +223,7 @@ async def test_trace_writes_one_chrome_trace_of_the_duration(
         assert [e["cat"] for e in by_lane[f"stream {ids['s2']:#x} of device 0"]] == ["update", "record", "reset"] * 3
         external = [e for e in origin if e["cat"] == "wait" and "0x20" in e["name"]]
         assert len(external) == 3 and all(e["dur"] >= 80_000 for e in external)  # each blocked about `hold`
-        assert {e["args"].get("Task Group") for e in origin if e["cat"] == "kernel"} == {ids["group"]}
+        assert {e["args"].get("Task Group") for e in origin if e["cat"] == "kernel"} == {f"{ids['group']:#x}"}
         # each update was applied while the replay waited, before the group ran: 1, 2, then 3 updates
         updates = [e for e in events if e["ph"] == "X" and e["cat"] == "update"]
         groups = [e for e in origin if e["cat"] == "group"]

@@ -139,7 +139,7 @@ def chrome(
         if e.where.model is not None:
             args["Model Id"] = e.where.model
         if e.group is not None:
-            args["Task Group"] = e.group
+            args["Task Group"] = f"{e.group:#x}"  # a handle, written as in names ("task group 0x1065")
         if e.error is not None:
             args["Error"] = e.error
         if e.detail is not None:

@@ -77,7 +77,7 @@ async def test_trace_endpoint_follows_the_work(http: httpx.AsyncClient) -> None:
     assert all(e["ts"] >= 0 for e in complete)
     replayed = [e for e in complete if e["args"].get("Model Id") == ids["model"]]
     kernels = [e for e in replayed if e["cat"] == "kernel"]
-    assert len(kernels) == 3 and sum(1 for k in kernels if k["args"].get("Task Group") == ids["group"]) == 2
+    assert len(kernels) == 3 and sum(1 for k in kernels if k["args"].get("Task Group") == f"{ids['group']:#x}") == 2
     assert {e["tid"] for e in replayed} == {f"model {ids['model']:#x} stream #0", f"model {ids['model']:#x} stream #1"}
     assert any(e["cat"] == "model" for e in complete)  # the execute task on s1 itself
 
