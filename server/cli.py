@@ -293,19 +293,23 @@ def daemon_state(http: httpx.Client) -> dict[str, Any]:
     return {"endpoint": str(http.base_url), "devices": devices, "models": models, "more_models": more}
 
 
-def status_tables(state: dict[str, Any]) -> RenderableType:
-    """The daemon's state as rich tables: devices, contexts, streams, models."""
+BAR_MIN_WIDTH = 110  # narrower terminals get the devices table without its memory bar
+
+
+def status_tables(state: dict[str, Any], width: int | None = None) -> RenderableType:
+    """The daemon's state as rich tables: devices, contexts, streams, models (`width`: the terminal's)."""
     from rich.console import Group
     from rich.progress_bar import ProgressBar
     from rich.table import Table
     from rich.text import Text
 
     devices = Table(title="devices", title_justify="left", expand=False)
-    for column in ("device", "memory used", "", "streams", "events", "models", "contexts"):
+    bar = width is None or width >= BAR_MIN_WIDTH
+    for column in ("device", "memory used", *([""] if bar else []), "streams", "events", "models", "contexts"):
         devices.add_column(column, justify="left" if column in ("device", "") else "right")
     contexts = Table(title="contexts", title_justify="left")
-    for column in ("context", "sessions", "devices used", "streams", "events", "models"):
-        contexts.add_column(column, justify="left" if column in ("context", "devices used") else "right")
+    for column in ("context", "sessions", "device(s)", "streams", "events", "models"):
+        contexts.add_column(column, justify="left" if column in ("context", "device(s)") else "right")
     # a context spans the devices: each device's view lists it with what it holds there
     totals: dict[str, dict[str, Any]] = {}
     running_on: dict[int, int] = {}  # model -> the stream replaying it
@@ -318,7 +322,7 @@ def status_tables(state: dict[str, Any]) -> RenderableType:
         devices.add_row(
             str(d["id"]),
             f"{format_size(memory['used'])} / {format_size(memory['total'])} ({share:.1%})",
-            ProgressBar(total=memory["total"] or 1, completed=memory["used"], width=20),
+            *([ProgressBar(total=memory["total"] or 1, completed=memory["used"], width=20)] if bar else []),
             f"{d['streams']['used']} / {d['streams']['max']}",
             f"{d['events']['used']} / {d['events']['max']}",
             f"{d['models']['used']} / {d['models']['max']}",
@@ -377,7 +381,7 @@ def status(args: argparse.Namespace) -> int:
     with _client(args) as http:
         if args.watch is None:
             try:
-                console.print(status_tables(daemon_state(http)))
+                console.print(status_tables(daemon_state(http), console.width))
             except DaemonError as error:
                 print(f"vnpu status: {error}", file=sys.stderr)
                 return 1
@@ -385,7 +389,7 @@ def status(args: argparse.Namespace) -> int:
 
         def render() -> RenderableType:
             try:
-                return status_tables(daemon_state(http))
+                return status_tables(daemon_state(http), console.width)
             except DaemonError as error:  # keep watching: the daemon may come back
                 return Text(f"vnpu status: {error}", style="bold red")
 
@@ -501,6 +505,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         return demo(args)
     if args.command == "status":
+        if args.count is not None and args.watch is None:
+            parser.error("status: --count needs --watch (it counts the refreshes)")
         return status(args)
     if args.command == "trace":
         return trace(args)

@@ -118,10 +118,31 @@ async def test_status_shows_devices_memory_streams_and_models(capsys: pytest.Cap
     assert blocked[2:5] == [f"{ids['blocked']:#x}", "stream", "4"] and f"event {ids['gate']:#x}" in blocked[5]
     assert rows_with(out, f"{ids['s2']:#x}")[0][4:] == ["0", "idle"]
     [context] = rows_with(out, running[1])[:1]  # the context's row comes first
-    assert context[1:] == ["1", "0", "4", "4", "1"]  # sessions, devices used, streams, events, models
+    assert context[1:] == ["1", "0", "4", "4", "1"]  # sessions, device(s), streams, events, models
     [row] = rows_with(out, f"running on {ids['s1']:#x}")
     group = f"{ids['group']:#x}: aclnnAdds kernel Adds, aclnnAdds kernel Adds; 0 update(s)"
     assert row == [model, "0", running[1], f"running on {ids['s1']:#x}", "0", group]
+
+
+async def test_status_in_a_narrow_terminal_drops_the_memory_bar(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    async with daemon() as server, caller(server) as c:
+        await c("aclInit", configPath=None)
+        await c("aclrtSetDevice", deviceId=0)
+        code, out, err = await run_cli(capsys, "status", "--endpoint", server.url)
+    assert code == 0, err
+    assert max(map(len, out.splitlines())) <= 80, out
+    device1 = rows_with(out, "0 bytes / 64 MiB")[1]
+    assert device1 == ["1", "0 bytes / 64 MiB", "0 / 1984", "0 / 65536", "0 / 1024", "1"]  # no empty bar column
+
+
+def test_status_count_without_watch_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["status", "--count", "3"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.strip().endswith("status: --count needs --watch (it counts the refreshes)")
 
 
 async def test_status_as_a_process_and_watch(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
