@@ -25,8 +25,10 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
 - Host objects stay on the host, as in CANN: aclCreateTensor / aclCreateScalar / aclCreateIntArray and phase 1
   (`aclnnXxxGetWorkspaceSize`) run here without a round trip and raise the real runtime's errors at once.
 - Calls that only queue work (kernel launches, async copies, event record/wait/reset, execute, task update) are
-  pipelined: sent without waiting for the daemon. An error such a call causes is raised by the next call of the
-  same thread that waits for a reply, naming the failing call (`aclrtMemcpyAsync #1234 failed: ...`).
+  pipelined: sent without waiting for the daemon -- except an async copy from or to pageable memory, which waits
+  as the runtime makes it synchronous. An error such a call causes is raised by the next call of the same thread
+  that waits for a reply, naming the failing call (`aclrtMemcpyAsync #1234 failed: ...`), and how many more of
+  the thread's pipelined calls failed since (`...; and 41 more pipelined calls failed`).
   VNPU_LAUNCH_BLOCKING=1 makes every call wait (exact C behaviour, for debugging). VNPU_TRANSPORT=http uses
   plain HTTP requests instead of the WebSocket (every call waits).
 - A C struct argument is an object of the C type's name and fields, or a dict of the same fields; an array of

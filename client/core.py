@@ -4,7 +4,8 @@ sessions: how a Python call becomes a wire request, and how a reply becomes a re
 - `prepare` checks the argument count, turns host objects into wire values (a HostBuffer into its pointer, an
   aclOpExecutor into its kernel description -- consuming it as phase 2 does --, an aclrtRandomNumTaskInfo into
   its fields -- overwriting its dataType as the ACL layer does (`proto.randomnum`) --, a pageable source buffer
-  into bytes, a pageable destination into `null`) and decides whether the call may be pipelined. A kernel description
+  into bytes, a pageable destination into `null`) and decides whether the call may be pipelined: a copy from or
+  to pageable memory waits, as the runtime makes it synchronous. A kernel description
   travels as its JSON wire form over HTTP (`Outgoing.json_body`) and msgpack-encoded over the WebSocket
   (`Protocol.envelope`), encoded once per description object: the daemon decodes and checks those bytes once.
 - `Outgoing.finish` shapes the result: nothing, one value, or a tuple in C order; copied bytes land in the
@@ -102,7 +103,7 @@ def prepare(api: str, values: tuple[Any, ...], launch_blocking: bool) -> Outgoin
             value = acl_layer(value)  # its wire form; the struct's dataType becomes the runtime's, as in C
         args[name] = value
     pageable_dst = _pageable(args, api) if copies_host_memory(call) else None
-    pageable = pageable_dst is not None
+    pageable = pageable_dst is not None or isinstance(args.get("src"), bytes)
     wait = launch_blocking or not call.asynchronous or pageable
     return Outgoing(call, args, wait, pageable_dst)
 
