@@ -25,8 +25,10 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
 - Host objects stay on the host, as in CANN: aclCreateTensor / aclCreateScalar / aclCreateIntArray and phase 1
   (`aclnnXxxGetWorkspaceSize`) run here without a round trip and raise the real runtime's errors at once.
 - Calls that only queue work (kernel launches, async copies, event record/wait/reset, execute, task update) are
-  pipelined: sent without waiting for the daemon. An error such a call causes is raised by the next call of the
-  same thread that waits for a reply, naming the failing call (`aclrtMemcpyAsync #1234 failed: ...`).
+  pipelined: sent without waiting for the daemon -- except an async copy from or to pageable memory, which waits
+  as the runtime makes it synchronous. An error such a call causes is raised by the next call of the same thread
+  that waits for a reply, naming the failing call (`aclrtMemcpyAsync #1234 failed: ...`), and how many more of
+  the thread's pipelined calls failed since (`...; and 41 more pipelined calls failed`).
   VNPU_LAUNCH_BLOCKING=1 makes every call wait (exact C behaviour, for debugging). VNPU_TRANSPORT=http uses
   plain HTTP requests instead of the WebSocket (every call waits).
 - A C struct argument is an object of the C type's name and fields, or a dict of the same fields; an array of
@@ -73,6 +75,7 @@ from client.session import Session as Session
 from proto.calltable import CALLS, aclmdlRITaskParams
 from proto.calltable import STRUCTS as WIRE_STRUCTS
 from proto.constants import flat_constants
+from proto.errors import ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_UNINITIALIZE
 from proto.errors import AclError as AclError
 
 _lock = threading.Lock()
@@ -86,10 +89,18 @@ def use(session: Session | Router | None) -> None:
     _current = session
 
 
-def current() -> Session | Router:
+def current(api: str = "") -> Session | Router:
+    """The session the module functions call; before aclInit, `api` fails as in C (100001, or 100037 for
+    aclFinalize)."""
     if _current is None:
-        raise TransportError("no vnpu session: call aclInit first (or use(Session(...)))")
+        raise not_initialized(api, "call aclInit first (or use(Session(...)))")
     return _current
+
+
+def not_initialized(api: str, remedy: str) -> AclError:
+    if api == "aclFinalize":
+        return AclError(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize without a matching aclInit", api)
+    return AclError(ACL_ERROR_UNINITIALIZE, f"no vnpu session: {remedy}", api)
 
 
 def _function(api: str) -> Callable[..., Any]:
@@ -97,7 +108,7 @@ def _function(api: str) -> Callable[..., Any]:
 
     def function(*args: Any) -> Any:
         try:
-            return current().call(api, *args)
+            return current(api).call(api, *args)
         except AclError as error:
             _lasterror.note(error)
             raise
@@ -117,14 +128,16 @@ def aclInit(config_path: str | None = None) -> None:  # noqa: N802
         if _current is None:
             config = load(config_path)
             use(Router(parse_devices(config.devices), config) if config.devices else Session(config))
-        _init_count += 1
-    current().call("aclInit", config_path)
+        session = current("aclInit")
+    session.call("aclInit", config_path)
+    with _lock:
+        _init_count += 1  # once the daemon counted it
 
 
 def aclFinalize() -> None:  # noqa: N802
     """Finalise; the last aclFinalize of the process closes the session."""
     global _init_count
-    current().call("aclFinalize")
+    current("aclFinalize").call("aclFinalize")
     with _lock:
         _init_count -= 1
         if _init_count == 0 and _current is not None:
@@ -134,7 +147,7 @@ def aclFinalize() -> None:  # noqa: N802
 
 def aclmdlRIDebugJsonPrint(modelRI: int, path: str | None, flags: int) -> str:  # noqa: N802, N803
     """Write the model's chrome-trace JSON to `path` (when given) and return it."""
-    text: str = current().call("aclmdlRIDebugJsonPrint", modelRI, path, flags)
+    text: str = current("aclmdlRIDebugJsonPrint").call("aclmdlRIDebugJsonPrint", modelRI, path, flags)
     if path:
         Path(path).write_text(text)
     return text
@@ -144,7 +157,7 @@ def aclmdlRITaskGetParams(task: int) -> aclmdlRITaskParams:  # noqa: N802
     """The task's parameters as a mutable aclmdlRITaskParams (for a kernel, `.kernelTaskParams.desc` is its
     KernelDesc): change it and hand it to aclmdlRITaskSetParams (clear `taskGrp` for a grouped kernel first)."""
     try:
-        return aclmdlRITaskParams.model_validate(current().call("aclmdlRITaskGetParams", task))
+        return aclmdlRITaskParams.model_validate(current("aclmdlRITaskGetParams").call("aclmdlRITaskGetParams", task))
     except AclError as error:
         _lasterror.note(error)
         raise
@@ -160,7 +173,7 @@ def _session_function(name: str, body: Callable[..., Any]) -> Callable[..., Any]
 
     def function(*args: Any) -> Any:
         try:
-            return body(current().call, *args)
+            return body(current(name).call, *args)
         except AclError as error:
             _lasterror.note(error)
             raise

@@ -28,7 +28,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from client import lasterror
-from client.acl import CONSTANTS, HOST_FUNCTIONS, STRUCTS
+from client.acl import CONSTANTS, HOST_FUNCTIONS, STRUCTS, not_initialized
 from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
@@ -125,14 +125,13 @@ class AsyncSession:
             return {"result": out.call.result.model_validate_json(response.content).model_dump()}
         if self._broken:
             raise TransportError(self._broken)
-        envelope = self.protocol.envelope(out)
+        ident, data = self.protocol.pack(out)
         future = None
         if out.wait:
             future = asyncio.get_running_loop().create_future()
-            self._waiting[envelope["id"]] = future
+            self._waiting[ident] = future
         assert self._outbox is not None
         try:
-            data = msgpack.packb(envelope, use_bin_type=True)
             await (self._outbox.now(data) if out.wait else self._outbox.later(data))
         except ConnectionClosed as error:
             raise TransportError(f"cannot send to the daemon: {error}") from None
@@ -172,16 +171,16 @@ def use(session: AsyncSession | None) -> None:
     _current = session
 
 
-def current() -> AsyncSession:
+def current(api: str = "") -> AsyncSession:
     if _current is None:
-        raise TransportError("no vnpu session: await aclInit first (or use(await AsyncSession.connect(...)))")
+        raise not_initialized(api, "await aclInit first (or use(await AsyncSession.connect(...)))")
     return _current
 
 
 def _coroutine(api: str) -> Callable[..., Awaitable[Any]]:
     async def function(*args: Any) -> Any:
         try:
-            return await current().call(api, *args)
+            return await current(api).call(api, *args)
         except AclError as error:
             lasterror.note(error)  # one thread runs the loop: its coroutines share the last error, as threads do
             raise
@@ -198,13 +197,13 @@ async def aclInit(config_path: str | None = None) -> None:  # noqa: N802
     global _init_count
     if _current is None:
         use(await AsyncSession.connect(load(config_path)))
-    _init_count += 1
-    await current().call("aclInit", config_path)
+    await current("aclInit").call("aclInit", config_path)
+    _init_count += 1  # once the daemon counted it
 
 
 async def aclFinalize() -> None:  # noqa: N802
     global _init_count
-    await current().call("aclFinalize")
+    await current("aclFinalize").call("aclFinalize")
     _init_count -= 1
     if _init_count == 0 and _current is not None:
         await _current.close()
@@ -228,7 +227,7 @@ async def host_read(buf: HostBuffer, count: int | None = None, offset: int = 0) 
 
 async def aclmdlRIDebugJsonPrint(modelRI: int, path: str | None, flags: int) -> str:  # noqa: N802, N803
     """Write the model's chrome-trace JSON to `path` (when given) and return it."""
-    text: str = await current().call("aclmdlRIDebugJsonPrint", modelRI, path, flags)
+    text: str = await current("aclmdlRIDebugJsonPrint").call("aclmdlRIDebugJsonPrint", modelRI, path, flags)
     if path:
         Path(path).write_text(text)
     return text
@@ -236,7 +235,7 @@ async def aclmdlRIDebugJsonPrint(modelRI: int, path: str | None, flags: int) -> 
 
 async def aclmdlRIDestroy(modelRI: int) -> None:  # noqa: N802, N803
     """Destroy the model (no destroy callback can be registered from this client: see `_no_callbacks`)."""
-    await current().call("aclmdlRIDestroy", modelRI)
+    await current("aclmdlRIDestroy").call("aclmdlRIDestroy", modelRI)
 
 
 def _no_callbacks(api: str) -> Callable[..., Awaitable[Any]]:

@@ -66,9 +66,9 @@ class Kept:
 KEPT = Kept()
 
 
-def _callable(fn: Any, api: str) -> None:
+def _callable(fn: Any, api: str, name: str = "fn") -> None:
     if fn is not None and not callable(fn):
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"fn must be a callable, got {type(fn).__name__}", api)
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{name} must be a callable, got {type(fn).__name__}", api)
 
 
 def aclrtLaunchCallback(call: Call, fn: Any, userData: Any, blockType: int, stream: int | None) -> None:  # noqa: N802, N803
@@ -124,7 +124,7 @@ class DestroyCallbacks:
         each time it is read), else its id()."""
         with self._lock:
             for (m, key), (kept, _) in self._kept.items():
-                if m == model and kept == fn:
+                if m == model and callable(fn) and kept == fn:  # no array == of a wrong-typed func
                     return key
         return id(fn) if fn is not None else 0
 
@@ -161,11 +161,12 @@ DESTROY = DestroyCallbacks()
 
 def aclmdlRIDestroyRegisterCallback(call: Call, modelRI: int, func: Any, userData: Any) -> None:  # noqa: N802, N803
     """`func(userData)` is called on the thread that destroys the model, after it stopped running."""
-    _callable(func, "aclmdlRIDestroyRegisterCallback")
+    _callable(func, "aclmdlRIDestroyRegisterCallback", "func")
     DESTROY.register(call, modelRI, DESTROY.key(modelRI, func), func, userData, id(userData) if userData else 0)
 
 
 def aclmdlRIDestroyUnregisterCallback(call: Call, modelRI: int, func: Any) -> None:  # noqa: N802, N803
+    _callable(func, "aclmdlRIDestroyUnregisterCallback", "func")
     DESTROY.unregister(call, modelRI, DESTROY.key(modelRI, func))
 
 

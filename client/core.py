@@ -4,18 +4,24 @@ sessions: how a Python call becomes a wire request, and how a reply becomes a re
 - `prepare` checks the argument count, turns host objects into wire values (a HostBuffer into its pointer, an
   aclOpExecutor into its kernel description -- consuming it as phase 2 does --, an aclrtRandomNumTaskInfo into
   its fields -- overwriting its dataType as the ACL layer does (`proto.randomnum`) --, a pageable source buffer
-  into bytes, a pageable destination into `null`) and decides whether the call may be pipelined. A kernel description
+  into bytes, a pageable destination into `null`) and decides whether the call may be pipelined: a copy from or
+  to pageable memory waits, as the runtime makes it synchronous. A kernel description
   travels as its JSON wire form over HTTP (`Outgoing.json_body`) and msgpack-encoded over the WebSocket
   (`Protocol.envelope`), encoded once per description object: the daemon decodes and checks those bytes once.
 - `Outgoing.finish` shapes the result: nothing, one value, or a tuple in C order; copied bytes land in the
   caller's pageable buffer.
-- `Protocol` numbers requests, names the calling thread, routes replies, and keeps the errors of pipelined
-  calls until the same thread's next waiting call, which raises the first of them.
+- `Protocol` numbers requests, names the calling thread, routes replies, and keeps the first error of a thread's
+  pipelined calls and how many more failed until that thread's next waiting call, which raises it (so a loop of
+  failing launches holds one error, not one per launch).
+- A mistake the client sees first is an AclError with the code the daemon gives for it (a Python value of the
+  wrong type for an argument, a pageable buffer smaller than `count`: ACL_ERROR_INVALID_PARAM), never a raw
+  TypeError or ValueError of the conversion or of the encoder.
 """
 
 from __future__ import annotations
 
 import itertools
+import numbers
 import os
 import threading
 from collections.abc import Callable
@@ -23,12 +29,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgpack
+from pydantic import ValidationError
 
 from client import exceptions
 from client.errors import ServerError
 from proto.aclnn import KernelDesc, aclOpExecutor, consume
 from proto.calltable import CALLS, Call, WireModel
-from proto.errors import ACL_ERROR_INTERNAL_ERROR, AclError
+from proto.envelope import explain
+from proto.errors import ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_INVALID_PARAM, AclError
 from proto.randomnum import acl_layer, aclrtRandomNumTaskInfo
 
 
@@ -41,8 +49,7 @@ class Outgoing:
 
     def json_body(self) -> dict[str, Any]:
         """The arguments as the JSON body of `POST /v1/call/{name}`."""
-        args = {k: v.to_wire() if isinstance(v, KernelDesc) else v for k, v in self.args.items()}
-        body: dict[str, Any] = self.call.request.model_validate(args).model_dump(mode="json")
+        body: dict[str, Any] = validated(self.call, self.args).model_dump(mode="json")
         return body
 
     def finish(self, result: dict[str, Any]) -> Any:
@@ -50,12 +57,26 @@ class Outgoing:
         if self.pageable_dst is not None:
             data = result["data"]
             self.pageable_dst[: len(data)] = data
-        if outs == ("data",) and "dst" in self.call.arg_names:
+        if copies_host_memory(self.call):
             return None  # aclrtMemcpy[Async] return nothing in C; the data went into the buffer
         values = [result[name] for name in outs]
         if not values:
             return None
         return values[0] if len(values) == 1 else tuple(values)
+
+
+def copies_host_memory(call: Call) -> bool:
+    """aclrtMemcpy and aclrtMemcpyAsync: a copy whose dst or src may be pageable host memory."""
+    return call.out_names == ("data",) and "dst" in call.arg_names
+
+
+def validated(call: Call, args: dict[str, Any]) -> WireModel:
+    """The arguments as the call's request model; AclError(ACL_ERROR_INVALID_PARAM) names a misfit, as the daemon."""
+    wire = {k: v.to_wire() if isinstance(v, KernelDesc) else v for k, v in args.items()}
+    try:
+        return call.request.model_validate(wire)
+    except ValidationError as error:
+        raise AclError(ACL_ERROR_INVALID_PARAM, explain(error), call.name) from None
 
 
 def pointer_of(value: Any) -> Any:
@@ -70,7 +91,6 @@ def prepare(api: str, values: tuple[Any, ...], launch_blocking: bool) -> Outgoin
     if len(values) != len(names):
         raise TypeError(f"{api}() takes {len(names)} argument(s) ({', '.join(names) or 'none'}), got {len(values)}")
     args: dict[str, Any] = {}
-    pageable_dst = None
     for name, raw in zip(names, values, strict=True):
         value = pointer_of(raw)
         if isinstance(value, WireModel):
@@ -81,16 +101,26 @@ def prepare(api: str, values: tuple[Any, ...], launch_blocking: bool) -> Outgoin
             value = consume(value, api)
         elif isinstance(value, aclrtRandomNumTaskInfo):
             value = acl_layer(value)  # its wire form; the struct's dataType becomes the runtime's, as in C
-        elif name == "dst" and not isinstance(value, int | None):
-            pageable_dst = _bytes_view(value, "dst", writable=True)
-            value = None
-        elif name == "src" and not isinstance(value, int | None):
-            value = _bytes_view(value, "src").tobytes()
         args[name] = value
-    if "src" in args and isinstance(args["src"], bytes):
-        args["src"] = args["src"][: args["count"]]
-    wait = launch_blocking or not call.asynchronous or pageable_dst is not None
+    pageable_dst = _pageable(args, api) if copies_host_memory(call) else None
+    pageable = pageable_dst is not None or isinstance(args.get("src"), bytes)
+    wait = launch_blocking or not call.asynchronous or pageable
     return Outgoing(call, args, wait, pageable_dst)
+
+
+def _pageable(args: dict[str, Any], api: str) -> memoryview | None:
+    """A copy's pageable sides: the destination's buffer (its arg becomes null), the source's first `count` bytes.
+    A buffer smaller than `count` is refused here, before any work; other mistakes in the counts are the daemon's."""
+    dst, src, count, dest_max = args["dst"], args["src"], args["count"], args["destMax"]
+    limit = count if isinstance(count, int) and count >= 0 else None
+    need = limit if limit is not None and isinstance(dest_max, int) and limit <= dest_max else 0
+    view = None
+    if not isinstance(dst, int | None):
+        view = _bytes_view(dst, "dst", api, need, writable=True)
+        args["dst"] = None
+    if not isinstance(src, int | None):
+        args["src"] = _bytes_view(src, "src", api, need)[:limit].tobytes()
+    return view
 
 
 _PACKED: dict[int, tuple[KernelDesc, bytes]] = {}  # by id: phase 1 hands out the same description for a repeat
@@ -109,15 +139,25 @@ def packed(kernel: KernelDesc) -> bytes:
     return data
 
 
-def _bytes_view(value: Any, name: str, writable: bool = False) -> memoryview:
+def _bytes_view(value: Any, name: str, api: str, count: int, writable: bool = False) -> memoryview:
     try:
+        if isinstance(value, numbers.Number):  # a numpy scalar has a buffer, but a pointer was meant
+            raise TypeError
         view = memoryview(value).cast("B")
     except TypeError:
-        raise TypeError(
-            f"{name} must be a pointer (int), a HostBuffer or a contiguous buffer, not {type(value)}"
+        raise AclError(
+            ACL_ERROR_INVALID_PARAM,
+            f"{name} must be a pointer (int), a HostBuffer or a contiguous buffer, not {type(value).__name__}",
+            api,
         ) from None
     if writable and view.readonly:
-        raise TypeError(f"{name} is a read-only buffer; a copy destination must be writable")
+        raise AclError(
+            ACL_ERROR_INVALID_PARAM, f"{name} is a read-only buffer; a copy destination must be writable", api
+        )
+    if len(view) < count:
+        raise AclError(
+            ACL_ERROR_INVALID_PARAM, f"{name} is a {len(view)}-byte host buffer, too small for {count} bytes", api
+        )
     return view
 
 
@@ -132,13 +172,38 @@ def exception_of(error: dict[str, Any]) -> Exception:
     return rebuilt
 
 
+def _named(message: dict[str, Any]) -> Exception:
+    """A pipelined call's error, its message naming the call and its request number."""
+    error = exception_of(message["error"])
+    if isinstance(error, AclError):
+        error = AclError(error.code, f"{error.api} #{message.get('id')} failed: {error.message}", error.api)
+    return error
+
+
+@dataclass
+class Failed:
+    """A thread's pipelined calls that failed since its last wait: the first error, and how many more."""
+
+    first: Exception
+    more: int = 0
+
+    def error(self) -> Exception:
+        if not self.more:
+            return self.first
+        calls = "call" if self.more == 1 else "calls"
+        if isinstance(self.first, AclError):
+            message = f"{self.first.message}; and {self.more} more pipelined {calls} failed"
+            return AclError(self.first.code, message, self.first.api, self.first.task)
+        return type(self.first)(f"{self.first}; and {self.more} more pipelined {calls} failed")
+
+
 class Protocol:
     """Request numbering, per-thread pipelined errors and the last error message of each thread."""
 
     def __init__(self) -> None:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._pipelined_errors: dict[tuple[int, ...], list[AclError]] = {}
+        self._failed: dict[tuple[int, ...], Failed] = {}  # by client thread: one entry each, whatever the count
         self._recent: dict[int, str] = {}
 
     def envelope(self, out: Outgoing) -> dict[str, Any]:
@@ -154,21 +219,32 @@ class Protocol:
             "reply": out.wait,
         }
 
+    def pack(self, out: Outgoing) -> tuple[int, bytes]:
+        """The call's request number and its msgpack envelope. An argument msgpack cannot carry (a numpy array
+        or a set for a pointer, an int past 64 bits) is the caller's mistake: AclError, as the daemon answers it."""
+        envelope = self.envelope(out)
+        try:
+            return envelope["id"], msgpack.packb(envelope, use_bin_type=True)
+        except (TypeError, ValueError, OverflowError) as error:
+            validated(out.call, out.args)  # raises the daemon's ACL_ERROR_INVALID_PARAM, naming the argument
+            raise AclError(ACL_ERROR_INVALID_PARAM, f"an argument cannot be sent: {error}", out.call.name) from None
+
     def pipelined_error(self, message: dict[str, Any]) -> None:
-        """An error of a call that asked for no reply: keep it for its thread."""
+        """An error of a call that asked for no reply: kept if it is its thread's first, else counted."""
         thread = tuple(message.get("thread") or ())
-        error = exception_of(message["error"])
-        if isinstance(error, AclError):
-            error = AclError(error.code, f"{error.api} #{message.get('id')} failed: {error.message}", error.api)
         with self._lock:
-            self._pipelined_errors.setdefault(thread, []).append(error)  # type: ignore[arg-type]
+            failed = self._failed.get(thread)
+            if failed is None:
+                self._failed[thread] = Failed(_named(message))
+            else:
+                failed.more += 1
 
     def settle(self, reply: dict[str, Any] | None, finish: Callable[[dict[str, Any]], Any]) -> Any:
         """The value of a waiting call -- unless an earlier pipelined call of this thread failed, or this one did."""
         with self._lock:
-            earlier = self._pipelined_errors.pop(tuple(thread_identity()), [])
-        if earlier:
-            raise self.remember(earlier[0])
+            earlier = self._failed.pop(tuple(thread_identity()), None)
+        if earlier is not None:
+            raise self.remember(earlier.error())
         if reply is None:
             return None
         if "error" in reply:

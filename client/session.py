@@ -118,15 +118,14 @@ class Session:
             return self._post(out)
         if self._broken:
             raise TransportError(self._broken)
-        envelope = self.protocol.envelope(out)
+        ident, data = self.protocol.pack(out)
         slot: tuple[threading.Event, list[dict[str, Any]]] | None = None
         if out.wait:
             slot = (threading.Event(), [])
             with self._lock:
-                self._waiting[envelope["id"]] = slot
+                self._waiting[ident] = slot
         assert self._outbox is not None
         try:
-            data = msgpack.packb(envelope, use_bin_type=True)
             self._outbox.now(data) if out.wait else self._outbox.later(data)
         except (ConnectionClosed, OSError) as error:
             raise TransportError(f"cannot send to the daemon: {_reason(error)}") from None

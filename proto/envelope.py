@@ -17,6 +17,8 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
 
 
@@ -36,6 +38,17 @@ _SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdi
 def shown(value: object) -> str:
     """A short repr of a caller's value, safe for values nested arbitrarily deep."""
     return _SHORT.repr(value)
+
+
+def explain(error: ValidationError) -> str:
+    """What was wrong with a call's arguments, for its AclError: the first five problems, each with the value."""
+    problems = []
+    for item in error.errors()[:5]:
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        value = "" if item["type"] == "missing" else f" (got {shown(item.get('input'))})"
+        problems.append(f"{where}: {item['msg']}{value}")
+    more = len(error.errors()) - 5
+    return "; ".join(problems) + (f"; and {more} more" if more > 0 else "")
 
 
 def parse_request(message: object) -> Request:

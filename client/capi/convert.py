@@ -59,7 +59,7 @@ HOST_DST[K.ACL_MEMCPY_DEFAULT] = HOST_SRC[K.ACL_MEMCPY_DEFAULT] = None
 
 def call(api: str, *args: Any) -> Any:
     """A call of the table through the current session, as `client.acl`'s functions make it."""
-    return acl.current().call(api, *args)
+    return acl.current(api).call(api, *args)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from proto.calltable import CALLS, Call
-from proto.envelope import shown
+from proto.envelope import explain
 from proto.errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_PARAM, AclError
 from server.api.errors import MalformedCall
 from server.api.kernels import kernel_of
@@ -64,7 +64,7 @@ def validate(call: Call, args: Mapping[str, Any] | bytes) -> list[Any]:
         else:
             request = call.request.model_validate(args)
     except ValidationError as error:
-        raise MalformedCall(_explain(error), call.name) from None
+        raise MalformedCall(explain(error), call.name) from None
     values = [getattr(request, name) for name in call.arg_names]
     return [_plain(v) for v in values]
 
@@ -120,14 +120,3 @@ def _result(call: Call, returned: Any, host_out: bytearray | None) -> dict[str, 
         return {}
     values = returned if len(outs) > 1 else (returned,)
     return {name: int(v) if isinstance(v, IntEnum) else v for name, v in zip(outs, values, strict=True)}
-
-
-def _explain(error: ValidationError) -> str:
-    problems = []
-    for item in error.errors()[:5]:
-        where = ".".join(str(p) for p in item["loc"]) or "arguments"
-        got = item.get("input")
-        value = "" if item["type"] == "missing" else f" (got {shown(got)})"
-        problems.append(f"{where}: {item['msg']}{value}")
-    more = len(error.errors()) - 5
-    return "; ".join(problems) + (f"; and {more} more" if more > 0 else "")
