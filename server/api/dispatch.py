@@ -87,7 +87,7 @@ async def invoke(session: Session, call: Call, values: list[Any], thread: Hashab
         i = names.index("executor")
         if values[i] is not None:
             values[i] = kernel_of(values[i])
-    if "dst" in names and values[names.index("dst")] is None:
+    if "destMax" in names and values[names.index("dst")] is None:  # a copy into pageable memory
         host_out = _reply_buffer(values[names.index("count")], values[names.index("destMax")], max_bytes)
         values[names.index("dst")] = host_out
     runtime = session.runtime

@@ -104,6 +104,9 @@ REST_CASES: list[tuple[str, str, bytes, int, int, tuple[str, ...]]] = [
      ("mode 7 is not an aclmdlRICaptureMode",)),
     ("memcpy kind 9", "/v1/call/aclrtMemcpy", b'{"dst": 1, "destMax": 1, "src": 1, "count": 1, "kind": 9}', 400,
      ACL_ERROR_INVALID_PARAM, ("kind 9",)),
+    ("reduce into null", "/v1/call/aclrtReduceAsync",  # no destMax: a null dst is NULL, not pageable memory
+     b'{"dst": null, "src": null, "count": 4, "kind": 0, "type": 0, "stream": null, "reserve": null}', 400,
+     ACL_ERROR_INVALID_PARAM, ("dst is NULL",)),
     ("device 7", "/v1/call/aclrtSetDevice", b'{"deviceId": 7}', 400, ACL_ERROR_RT_INVALID_DEVICEID, ("device 7",)),
     ("meminfo attr 99", "/v1/call/aclrtGetMemInfo", b'{"attr": 99}', 400, ACL_ERROR_INVALID_PARAM, ("attr 99",)),
     ("raw read, no count", "/v1/memory/4096", b"", 422, ACL_ERROR_INVALID_PARAM, ("count", "Field required")),
