@@ -70,9 +70,27 @@ def copies_host_memory(call: Call) -> bool:
     return call.out_names == ("data",) and "dst" in call.arg_names
 
 
+def _numpy_int(value: Any) -> bool:
+    """A numpy integer: a pointer computed with numpy, a size from an array's shape -- an int, as C sees it."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool | int)
+
+
+def plain_int(value: Any) -> int:
+    """msgpack's `default` (called only for what it cannot pack, so a plain call pays nothing): a numpy integer."""
+    if _numpy_int(value):
+        return int(value)
+    raise TypeError(f"cannot send a {type(value).__name__}")
+
+
+def _wire_value(value: Any) -> Any:
+    if isinstance(value, KernelDesc):
+        return value.to_wire()
+    return int(value) if _numpy_int(value) else value
+
+
 def validated(call: Call, args: dict[str, Any]) -> WireModel:
     """The arguments as the call's request model; AclError(ACL_ERROR_INVALID_PARAM) names a misfit, as the daemon."""
-    wire = {k: v.to_wire() if isinstance(v, KernelDesc) else v for k, v in args.items()}
+    wire = {k: _wire_value(v) for k, v in args.items()}
     try:
         return call.request.model_validate(wire)
     except ValidationError as error:
@@ -224,7 +242,7 @@ class Protocol:
         or a set for a pointer, an int past 64 bits) is the caller's mistake: AclError, as the daemon answers it."""
         envelope = self.envelope(out)
         try:
-            return envelope["id"], msgpack.packb(envelope, use_bin_type=True)
+            return envelope["id"], msgpack.packb(envelope, use_bin_type=True, default=plain_int)
         except (TypeError, ValueError, OverflowError) as error:
             validated(out.call, out.args)  # raises the daemon's ACL_ERROR_INVALID_PARAM, naming the argument
             raise AclError(ACL_ERROR_INVALID_PARAM, f"an argument cannot be sent: {error}", out.call.name) from None

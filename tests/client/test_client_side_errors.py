@@ -191,7 +191,6 @@ def test_calls_before_acl_init(daemon: str, monkeypatch: pytest.MonkeyPatch) -> 
 
 WRONG: dict[str, Any] = {
     "numpy array": np.zeros(3, np.int64),
-    "numpy int64": np.int64(5),
     "object": object(),
     "set": {1},
     "int past 64 bits": 2**70,
@@ -223,6 +222,18 @@ def wrong_cases() -> list[tuple[str, int, str, Any]]:
         for i, name in enumerate(call.arg_names):
             cases += [(api, i, label, bad) for label, bad in WRONG.items() if not accepts(call, name, bad)]
     return cases
+
+
+def test_numpy_integers_are_ints_as_c_sees_them(session: Session) -> None:
+    """A size from an array's shape or a pointer computed with numpy is an int, pipelined calls included."""
+    size = np.prod(np.array([4, 16]))  # a numpy int64
+    dev = session.call("aclrtMalloc", size, np.int32(0))
+    stream = session.call("aclrtCreateStream")
+    session.call("aclrtMemsetAsync", np.uint64(dev) + np.uint64(16), size - 16, np.uint8(3), np.int64(32), stream)
+    session.call("aclrtSynchronizeStream", stream)
+    assert read(session, dev, 64)[16:48] == b"\x03" * 32
+    session.call("aclrtDestroyStream", stream)
+    session.call("aclrtFree", dev)
 
 
 def test_every_argument_of_the_wrong_type_is_an_acl_error(session: Session) -> None:
