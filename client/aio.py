@@ -107,7 +107,7 @@ class AsyncSession:
     async def call(self, api: str, *values: Any) -> Any:
         out = prepare(api, values, self.config.launch_blocking)
         reply = await self._exchange(out)
-        result = self.protocol.settle(reply, out.finish) if out.wait or reply is not None else None  # HTTP: all
+        result = self.protocol.settle(reply, out.finish, api) if out.wait or reply is not None else None  # HTTP: all
         if api in ("aclrtMallocHost", "aclrtMemAllocManaged"):
             return await self._host_buffer(result, values[0])
         if api in ("aclrtFreeHost", "aclrtFree") and isinstance(values[0], HostBuffer):

@@ -23,9 +23,11 @@ from __future__ import annotations
 import itertools
 import numbers
 import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 import msgpack
@@ -190,12 +192,27 @@ def exception_of(error: dict[str, Any]) -> Exception:
     return rebuilt
 
 
-def _named(message: dict[str, Any]) -> Exception:
-    """A pipelined call's error, its message naming the call and its request number."""
-    error = exception_of(message["error"])
-    if isinstance(error, AclError):
-        error = AclError(error.code, f"{error.api} #{message.get('id')} failed: {error.message}", error.api)
-    return error
+CLIENT_DIR = os.path.dirname(os.path.abspath(__file__))  # frames in here are vnpu's own, not the program's
+PLACES = 16384  # pipelined calls whose caller's line is remembered, by request number (newest)
+Place = tuple[int, str, int]  # request number, the caller's file and line
+
+
+def caller_line() -> tuple[str, int] | None:
+    """The file and line of the program that made the current call: the first frame outside the client package
+    (none for the C toolkit, whose Python frames are all the client's)."""
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(CLIENT_DIR):
+            return name, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def _shown(path: str) -> str:
+    """A caller's file as a person reads it: relative to the working directory when it lies inside it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 @dataclass
@@ -205,14 +222,15 @@ class Failed:
     first: Exception
     more: int = 0
 
-    def error(self) -> Exception:
-        if not self.more:
-            return self.first
+    def error(self, raised_at: str = "") -> Exception:
+        """The error to raise at the thread's next waiting call, `raised_at`."""
         calls = "call" if self.more == 1 else "calls"
+        more = f"; and {self.more} more pipelined {calls} failed" if self.more else ""
         if isinstance(self.first, AclError):
-            message = f"{self.first.message}; and {self.more} more pipelined {calls} failed"
-            return AclError(self.first.code, message, self.first.api, self.first.task)
-        return type(self.first)(f"{self.first}; and {self.more} more pipelined {calls} failed")
+            at = f"raised at {raised_at}, the thread's next waiting call; " if raised_at else ""
+            hint = f" ({at}VNPU_LAUNCH_BLOCKING=1 raises it at its own call)"
+            return AclError(self.first.code, f"{self.first.message}{more}{hint}", self.first.api, self.first.task)
+        return type(self.first)(f"{self.first}{more}") if more else self.first
 
 
 class Protocol:
@@ -223,6 +241,7 @@ class Protocol:
         self._lock = threading.Lock()
         self._failed: dict[tuple[int, ...], Failed] = {}  # by client thread: one entry each, whatever the count
         self._recent: dict[int, str] = {}
+        self._places: list[Place | None] = [None] * PLACES  # where each recent pipelined call was made
 
     def envelope(self, out: Outgoing) -> dict[str, Any]:
         args = out.args
@@ -241,6 +260,10 @@ class Protocol:
         """The call's request number and its msgpack envelope. An argument msgpack cannot carry (a numpy array
         or a set for a pointer, an int past 64 bits) is the caller's mistake: AclError, as the daemon answers it."""
         envelope = self.envelope(out)
+        if not out.wait:  # its error comes later: remember where it was made, to say so then
+            where = caller_line()
+            if where is not None:
+                self._places[envelope["id"] % PLACES] = (envelope["id"], *where)
         try:
             return envelope["id"], msgpack.packb(envelope, use_bin_type=True, default=plain_int)
         except (TypeError, ValueError, OverflowError) as error:
@@ -253,16 +276,27 @@ class Protocol:
         with self._lock:
             failed = self._failed.get(thread)
             if failed is None:
-                self._failed[thread] = Failed(_named(message))
+                self._failed[thread] = Failed(self._named(message))
             else:
                 failed.more += 1
 
-    def settle(self, reply: dict[str, Any] | None, finish: Callable[[dict[str, Any]], Any]) -> Any:
-        """The value of a waiting call -- unless an earlier pipelined call of this thread failed, or this one did."""
+    def _named(self, message: dict[str, Any]) -> Exception:
+        """A pipelined call's error, its message naming the call, where the program made it, and its number."""
+        error = exception_of(message["error"])
+        if isinstance(error, AclError):
+            ident = message.get("id")
+            place = self._places[ident % PLACES] if isinstance(ident, int) else None
+            where = f" ({_shown(place[1])}:{place[2]})" if place is not None and place[0] == ident else ""
+            error = AclError(error.code, f"{error.api}{where} #{ident} failed: {error.message}", error.api)
+        return error
+
+    def settle(self, reply: dict[str, Any] | None, finish: Callable[[dict[str, Any]], Any], api: str = "") -> Any:
+        """The value of a waiting call (`api`) -- unless an earlier pipelined call of this thread failed, or this one
+        did."""
         with self._lock:
             earlier = self._failed.pop(tuple(thread_identity()), None)
         if earlier is not None:
-            raise self.remember(earlier.error())
+            raise self.remember(earlier.error(api))
         if reply is None:
             return None
         if "error" in reply:

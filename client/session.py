@@ -110,7 +110,7 @@ class Session:
     def _call(self, api: str, values: tuple[Any, ...]) -> Any:
         out = prepare(api, values, self.config.launch_blocking)
         reply = self._exchange(out)
-        result = self.protocol.settle(reply, out.finish) if out.wait or reply is not None else None  # HTTP: all
+        result = self.protocol.settle(reply, out.finish, api) if out.wait or reply is not None else None  # HTTP: all
         return self._adapt(api, values, result)
 
     def _exchange(self, out: Outgoing) -> dict[str, Any] | None:

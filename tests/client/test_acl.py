@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import threading
 import types
 from collections.abc import Iterator
@@ -202,12 +203,19 @@ def initialized(daemon: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_pipelined_error_is_raised_at_the_next_wait(initialized: None) -> None:
     a = acl.aclrtMalloc(64, 0)
     s = acl.aclrtCreateStream()
+    line = sys._getframe().f_lineno + 1
     acl.aclrtMemcpyAsync(a, 128, a + 32, 128, acl.ACL_MEMCPY_DEVICE_TO_DEVICE, s)  # pipelined, past the end
     acl.aclrtMemsetAsync(a, 64, 3, 64, s)
     with pytest.raises(AclError) as info:
         acl.aclrtSynchronizeStream(s)
     assert info.value.code == ACL_ERROR_RT_PARAM_INVALID
-    assert "aclrtMemcpyAsync #" in info.value.message and "past its end" in info.value.message
+    # the error names the line that made the call, and where it was raised instead
+    message = info.value.message
+    assert message.startswith(f"aclrtMemcpyAsync ({os.path.relpath(__file__)}:{line}) #") and "past its end" in message
+    assert message.endswith(
+        "(raised at aclrtSynchronizeStream, the thread's next waiting call; "
+        "VNPU_LAUNCH_BLOCKING=1 raises it at its own call)"
+    )
     assert "aclrtMemcpyAsync" in (acl.aclGetRecentErrMsg() or "")
     assert acl.aclGetRecentErrMsg() is None  # cleared
     acl.aclrtSynchronizeStream(s)  # nothing else was lost

@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import re
 import signal
 import struct
 import time
@@ -552,7 +553,7 @@ def test_a_bad_acl_call_gets_its_code_and_changes_nothing(world: World, case: Ca
 @pytest.mark.parametrize("case", ASYNC_CASES, ids=[c.name for c in ASYNC_CASES])
 def test_a_bad_pipelined_call_is_raised_at_the_next_wait(world: World, case: Case) -> None:
     error = run_case(world, case)
-    assert f"{case.api} #" in error.message and " failed: " in error.message, error.message
+    assert re.match(rf"{case.api} \(.+\.py:\d+\) #\d+ failed: ", error.message), error.message  # the caller's line
 
 
 # --- the WebSocket envelope ---------------------------------------------------------------------------------------
