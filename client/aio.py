@@ -20,7 +20,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 import msgpack
@@ -70,8 +70,8 @@ class AsyncSession:
 
     async def _open_ws(self, headers: dict[str, str]) -> None:
         url = self.config.endpoint.replace("http", "ws", 1) + "/v1/ws"
-        if self.config.context:
-            url += f"?context={self.config.context}"
+        if opening := self.config.opening():
+            url += f"?{urlencode(opening)}"
         self._ws = await connect(url, additional_headers=headers, max_size=None, compression=None, open_timeout=10)
         hello = msgpack.unpackb(await self._ws.recv())["hello"]
         self.context_id, self.session_id = hello["context"], hello["session"]
@@ -80,7 +80,7 @@ class AsyncSession:
 
     async def _open_http(self, headers: dict[str, str]) -> None:
         self._http = httpx.AsyncClient(base_url=self.config.endpoint, headers=headers, timeout=None)
-        body = {"context": self.config.context} if self.config.context else {}
+        body = self.config.opening()
         response = await self._http.post("/v1/sessions", json=body)
         if response.status_code != 200:
             raise TransportError(f"the daemon refused the session: {response.status_code} {response.text[:200]}")

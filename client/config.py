@@ -25,6 +25,12 @@ class Config:
     host_memory: str = "auto"  # "local" maps the daemon's shared memory, "remote" goes through the wire
     context: str | None = None  # join this context instead of creating one
     devices: str | None = None  # VNPU_DEVICES: device ids mapped to several daemons (client.routing)
+    run: str | None = None  # VNPU_RUN: a label the daemon gives the contexts this process opens (`vnpu trace -- cmd`)
+
+    def opening(self) -> dict[str, str]:
+        """What a new session tells the daemon: the context it joins, the run it belongs to (WebSocket query
+        parameters, or the body of POST /v1/sessions)."""
+        return {k: v for k, v in (("context", self.context), ("run", self.run)) if v}
 
 
 def read_config(path: str) -> dict[str, Any]:
@@ -67,4 +73,5 @@ def load(config_path: str | None = None) -> Config:
         host_memory=host_memory,
         context=env.get("VNPU_CONTEXT") or None,
         devices=env.get("VNPU_DEVICES") or None,
+        run=env.get("VNPU_RUN") or None,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 import msgpack
@@ -52,8 +52,8 @@ class Session:
 
     def _open_ws(self, headers: dict[str, str]) -> None:
         url = self.config.endpoint.replace("http", "ws", 1) + "/v1/ws"
-        if self.config.context:
-            url += f"?context={self.config.context}"
+        if opening := self.config.opening():
+            url += f"?{urlencode(opening)}"
         try:
             self._ws = WsConnection(url, headers, timeout=10)
             self._resources.callback(self._ws.close)
@@ -68,7 +68,7 @@ class Session:
     def _open_http(self, headers: dict[str, str]) -> None:
         self._http = httpx.Client(base_url=self.config.endpoint, headers=headers, timeout=None)
         try:
-            body = {"context": self.config.context} if self.config.context else {}
+            body = self.config.opening()
             response = self._http.post("/v1/sessions", json=body)
         except httpx.HTTPError as error:
             raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {error}") from None

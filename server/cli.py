@@ -10,6 +10,7 @@ import logging
 import math
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -112,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: from now)",
     )
     trace.add_argument("--context", metavar="ID", help="only this context's events (an id from `vnpu status`)")
+    trace.add_argument(
+        "program",
+        nargs="*",
+        metavar="-- PROGRAM ARGS",
+        help="run PROGRAM and record exactly its run (the contexts it opens), until it exits, instead of --duration",
+    )
     return parser
 
 
@@ -406,7 +413,8 @@ def status(args: argparse.Namespace) -> int:
 
 
 def trace(args: argparse.Namespace) -> int:
-    """Poll /v1/trace for the duration, then write the merged answers as one Chrome trace JSON file."""
+    """Poll /v1/trace for the duration (or while the program runs), then write the merged answers as one Chrome
+    trace JSON file."""
     import json
     from pathlib import Path
 
@@ -414,6 +422,9 @@ def trace(args: argparse.Namespace) -> int:
     tasks: dict[tuple[Any, ...], dict[str, Any]] = {}
     ended: set[str] = set()
     scope = {} if args.context is None else {"context": args.context}
+    run = f"trace-{secrets.token_hex(6)}" if args.program else None
+    if run is not None:
+        scope["run"] = run  # the label the program's client gives its contexts (VNPU_RUN)
 
     def merge(answer: dict[str, Any]) -> None:
         ended.update(c["id"] for c in answer.get("contexts", ()) if c["ended"])
@@ -423,22 +434,36 @@ def trace(args: argparse.Namespace) -> int:
             else:
                 metadata.setdefault((e.get("name"), e.get("pid"), e.get("tid")), e)
 
+    program: subprocess.Popen[bytes] | None = None
     with _client(args) as http:
         try:
             # from now: a `since` beyond any event's end answers nothing but the trace clock
-            first = _get(http, "/v1/trace", since=0.0 if args.all else 1e300, **scope)
+            first = _get(http, "/v1/trace", since=0.0 if args.all or run else 1e300, **scope)
             merge(first)
             if not first["enabled"]:
                 print("vnpu trace: tracing is off on the daemon (VNPU_TRACE_CAPACITY=0)", file=sys.stderr)
             since, deadline = first["now"], time.monotonic() + args.duration
+            if run is not None:
+                program = _start(args, run)
+                if program is None:
+                    return 127
+
+            def recording() -> bool:
+                return program.poll() is None if program is not None else time.monotonic() < deadline
+
             try:
-                while (left := deadline - time.monotonic()) > 0:
-                    time.sleep(min(max(args.interval, 0.01), left))
+                while recording():
+                    left = deadline - time.monotonic() if program is None else args.interval
+                    time.sleep(min(max(args.interval, 0.01), max(left, 0.0)))
                     answer = _get(http, "/v1/trace", since=since, **scope)
                     since = answer["now"]
                     merge(answer)
+                if program is not None:  # what ended after the last poll
+                    merge(_get(http, "/v1/trace", since=since, **scope))
             except KeyboardInterrupt:
                 print("vnpu trace: interrupted; writing what was recorded", file=sys.stderr)
+                if program is not None:
+                    program.wait()
         except DaemonError as error:
             print(f"vnpu trace: {error}", file=sys.stderr)
             return 1
@@ -454,10 +479,27 @@ def trace(args: argparse.Namespace) -> int:
     contexts = {e["args"]["Context"] for e in tasks.values() if "Context" in e["args"]}
     whose = f" of {len(contexts)} context(s)" + (f", {len(ended & contexts)} of them ended" if ended & contexts else "")
     print(f"wrote {len(tasks)} task event(s){whose} on {lanes} lane(s) to {path}: open it in https://ui.perfetto.dev")
+    if program is not None:
+        print(f"vnpu trace: {' '.join(args.program)} exited with {program.returncode}", file=sys.stderr)
+        return program.returncode
     if not tasks:
         hint = "" if args.all else " (--all takes what the buffer already holds, ended programs included)"
         print(f"vnpu trace: nothing ran while recording{hint}", file=sys.stderr)
     return 0
+
+
+def _start(args: argparse.Namespace, run: str) -> subprocess.Popen[bytes] | None:
+    """The program of `vnpu trace -- PROGRAM`, its contexts labelled `run`, talking to the daemon being traced."""
+    env = {**os.environ, "VNPU_RUN": run}
+    if args.endpoint:
+        env["VNPU_ENDPOINT"] = args.endpoint
+    if args.token:
+        env["VNPU_TOKEN"] = args.token
+    try:
+        return subprocess.Popen(args.program, env=env)
+    except OSError as error:
+        print(f"vnpu trace: cannot run {args.program[0]}: {error.strerror or error}", file=sys.stderr)
+        return None
 
 
 def run_bench(args: argparse.Namespace) -> int:

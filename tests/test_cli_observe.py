@@ -289,6 +289,45 @@ async def test_trace_all_after_the_program_ended_writes_its_events(
         assert code == 0 and out.startswith("wrote 0 task event(s)")
 
 
+PROGRAM = """
+import sys
+from client.acl import *
+aclInit(None)
+aclrtSetDevice(0)
+s = aclrtCreateStream()
+p = aclrtMalloc(256, 0)
+for i in range(5):
+    aclrtMemsetAsync(p, 256, i, 256, s)
+aclrtSynchronizeStream(s)
+aclrtFree(p)
+aclrtDestroyStream(s)
+aclrtResetDevice(0)
+aclFinalize()
+sys.exit(3)
+"""
+
+
+async def test_trace_of_one_program_records_exactly_its_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    async with daemon() as server, caller(server) as c:
+        await c("aclInit", configPath=None)
+        await c("aclrtSetDevice", deviceId=0)
+        other = (await c("aclrtMalloc", size=64, policy=0))["devPtr"]
+        output = tmp_path / "run.json"
+        argv = ["trace", "-o", str(output), "--endpoint", server.url, "--interval", "50ms"]
+        command = asyncio.ensure_future(run_cli(capsys, *argv, "--", sys.executable, "-c", PROGRAM))
+        for value in range(20):  # another program's work meanwhile: not in the file
+            await c("aclrtMemset", devPtr=other, maxCount=64, value=value, count=64)
+            await asyncio.sleep(0.02)
+        code, out, err = await command
+        missing = await run_cli(capsys, *argv, "--", str(tmp_path / "no-such-program"))
+    assert missing[0] == 127 and "cannot run" in missing[2]
+    assert code == 3, err  # the program's exit code
+    assert f"{sys.executable} -c" in err and "exited with 3" in err
+    events = [e for e in json.loads(output.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert [e["cat"] for e in events] == ["memset"] * 5 and len({e["args"]["Context"] for e in events}) == 1
+    assert out.startswith("wrote 5 task event(s) of 1 context(s) ")
+
+
 def test_durations() -> None:
     assert [parse_duration(t) for t in ("5s", "500ms", "2m", "1.5", " 3 s ", ".5s", "1h")] == [
         5.0,

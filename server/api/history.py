@@ -25,6 +25,7 @@ MODELS_KEPT = 64  # the newest models of one ended context
 class ContextName:
     id: str
     tenant: str
+    run: str | None = None  # the label of the run that opened it (VNPU_RUN, set by `vnpu trace -- cmd`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,9 +26,12 @@ def _tenant(request: HTTPConnection) -> str:
     return tenant_of(request, request.app.state.settings.tokens)
 
 
-def trace_payload(request: HTTPConnection, since: float, context: str | None = None) -> dict[str, Any]:
+def trace_payload(
+    request: HTTPConnection, since: float, context: str | None = None, run: str | None = None
+) -> dict[str, Any]:
     """The tenant's trace events that ended after `since` (seconds on the trace clock) -- of its live contexts and
-    of its ended ones whose events the ring still holds, or of `context` only -- and the clock now. `contexts`
+    of its ended ones whose events the ring still holds, or of `context` only, or of the contexts labelled `run`
+    -- and the clock now. `contexts`
     says whose events they are: each context's id, whether it has ended, and its number of events."""
     tracer = request.app.state.machine.tracer
     registry: Registry = request.app.state.registry
@@ -36,6 +39,8 @@ def trace_payload(request: HTTPConnection, since: float, context: str | None = N
     names = registry.history.owners(tenant)
     if context is not None:
         names = {owner: name for owner, name in names.items() if name.id == context}
+    if run is not None:
+        names = {owner: name for owner, name in names.items() if name.run == run}
     events = tracer.events(since, set(names))
     counts = Counter(names[id(e.where.owner)].id for e in events)
     live = {c.id for c in registry.contexts_of(tenant)}
@@ -52,10 +57,13 @@ def install(app: FastAPI) -> None:
     router = APIRouter(prefix="/v1", tags=["views"], responses=ERROR_RESPONSES)
 
     @router.get("/trace")
-    async def trace(request: Request, since: float = 0.0, context: str | None = None) -> dict[str, Any]:
+    async def trace(
+        request: Request, since: float = 0.0, context: str | None = None, run: str | None = None
+    ) -> dict[str, Any]:
         """Chrome trace JSON of the tasks that ended after `since` (the `now` of an earlier answer: poll with it),
-        of the tenant's contexts, live or ended (while the ring holds their events), or of `context` only."""
-        return trace_payload(request, since, context)
+        of the tenant's contexts, live or ended (while the ring holds their events), or of `context` only, or of
+        the contexts a run labelled `run` opened (`vnpu trace -- cmd`)."""
+        return trace_payload(request, since, context, run)
 
     @router.get("/models/{model_id}/graph", response_class=Response)
     async def graph(request: Request, model_id: Address, format: Literal["dot", "svg"] = "svg") -> Response:

@@ -134,15 +134,16 @@ def install(app: FastAPI) -> None:
 
     @router.post("/sessions", tags=["sessions"])
     async def open_session(request: Request) -> dict[str, str]:
-        """A new session, in a new context or (body `{"context": id}`) joining one of yours."""
+        """A new session, in a new context or (body `{"context": id}`) joining one of yours; `{"run": label}` labels
+        a new context (`vnpu trace -- cmd` records the contexts of its run)."""
         body = await json_body_of(request)
         try:
             parsed = json.loads(body) if body else {}
         except ValueError as error:
             raise MalformedCall(f"the body is not JSON: {error}") from None
-        context = parsed.get("context") if isinstance(parsed, dict) else None
+        context, run = (parsed.get("context"), parsed.get("run")) if isinstance(parsed, dict) else (None, None)
         tenant = tenant_of(request, request.app.state.settings.tokens)
-        session = registry(request).open(tenant, "rest", context)
+        session = registry(request).open(tenant, "rest", context, run)
         return {"session": session.id, "context": session.context.id}
 
     @router.delete("/sessions/{session_id}", tags=["sessions"])

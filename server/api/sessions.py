@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import secrets
 import time
 from collections import OrderedDict
@@ -27,6 +28,7 @@ from server.npu import Machine, Runtime
 from server.npu.caller import ClientThread
 
 log = logging.getLogger("vnpu.sessions")
+RUN_LABEL = re.compile(r"[A-Za-z0-9._-]{1,64}")
 EXPIRED_KEPT = 4096  # expired sessions remembered, to say so when one is named again
 
 
@@ -88,8 +90,10 @@ class Registry:
         self.expired: OrderedDict[str, str] = OrderedDict()  # session id -> how it expired (the newest EXPIRED_KEPT)
         self.history = History(settings.keep_ended)
 
-    def open(self, tenant: str, kind: str, context_id: str | None = None) -> Session:
-        """A new session, in a new context or joining `context_id` (which must be the tenant's)."""
+    def open(self, tenant: str, kind: str, context_id: str | None = None, run: str | None = None) -> Session:
+        """A new session, in a new context (labelled `run`, if given) or joining `context_id` (the tenant's)."""
+        if run is not None and not (isinstance(run, str) and RUN_LABEL.fullmatch(run)):
+            raise AclError(ACL_ERROR_INVALID_PARAM, f"run {str(run)[:80]!r} is not a label: 1-64 of A-Z a-z 0-9 . _ -")
         if context_id:
             entry = self.contexts.get(context_id)
             if entry is None or entry.tenant != tenant:
@@ -101,7 +105,7 @@ class Registry:
             runtime = Runtime(self.machine, self.settings.context_memory, self.settings.context_handles)
             entry = ContextEntry(secrets.token_hex(8), tenant, runtime)
             self.contexts[entry.id] = entry
-            self.history.opened(runtime, ContextName(entry.id, tenant))
+            self.history.opened(runtime, ContextName(entry.id, tenant, run))
         session = Session(secrets.token_hex(8), entry, kind, self.metrics)
         entry.sessions.add(session)
         self.sessions[session.id] = session

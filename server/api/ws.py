@@ -195,7 +195,8 @@ def install(app: FastAPI) -> None:
         registry: Registry = websocket.app.state.registry
         try:
             tenant = tenant_of(websocket, settings.tokens)
-            session = registry.open(tenant, "ws", websocket.query_params.get("context"))
+            query = websocket.query_params
+            session = registry.open(tenant, "ws", query.get("context"), query.get("run"))
         except (Unauthorized, AclError) as error:
             await refuse(websocket, error)
             return

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 import proto.aclnn as nn
 from proto.constants import aclDataType
+from proto.errors import ACL_ERROR_INVALID_PARAM
 from server.app import create_app
 from tests.server.api.callers import RestCaller
 from tests.server.api.conftest import test_settings as make_settings
@@ -95,3 +96,25 @@ async def test_an_ended_programs_trace_and_model_stay_for_its_tenant(client: htt
     only = (await client.get("/v1/trace", params={"since": 0, "context": second["context"]}, headers=A)).json()
     assert [c["id"] for c in only["contexts"]] == [second["context"]]
     assert all(e["args"]["Context"] == second["context"] for e in only["traceEvents"] if e["ph"] == "X")
+
+
+async def test_a_run_label_picks_its_contexts_out_of_the_trace(client: httpx.AsyncClient) -> None:
+    labelled = (await client.post("/v1/sessions", json={"run": "trace-abc.1"}, headers=A)).json()
+    plain = (await client.post("/v1/sessions", headers=A)).json()
+    for opened in (labelled, plain):
+        c = RestCaller(httpx.AsyncClient(transport=client._transport, base_url="http://vnpu", headers=A))
+        c.session = opened["session"]
+        await c("aclInit", configPath=None)
+        await c("aclrtSetDevice", deviceId=0)
+        ptr = (await c("aclrtMalloc", size=64, policy=0))["devPtr"]
+        await c("aclrtMemsetAsync", devPtr=ptr, maxCount=64, value=1, count=64, stream=None)
+        await c("aclrtSynchronizeStream", stream=None)
+    trace = (await client.get("/v1/trace", params={"since": 0, "run": "trace-abc.1"}, headers=A)).json()
+    assert [c["id"] for c in trace["contexts"]] == [labelled["context"]]
+    assert (await client.get("/v1/trace", params={"since": 0, "run": "trace-abc.1"}, headers=B)).json()[
+        "contexts"
+    ] == []
+    for bad in ("", "has space", "x" * 65, 5):
+        refused = await client.post("/v1/sessions", json={"run": bad}, headers=A)
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == ACL_ERROR_INVALID_PARAM
+        assert "is not a label" in refused.json()["error"]["message"]
