@@ -194,7 +194,32 @@ def exception_of(error: dict[str, Any]) -> Exception:
 
 CLIENT_DIR = os.path.dirname(os.path.abspath(__file__))  # frames in here are vnpu's own, not the program's
 PLACES = 16384  # pipelined calls whose caller's line is remembered, by request number (newest)
-Place = tuple[int, str, int]  # request number, the caller's file and line
+Place = tuple[int, str, int]  # request number, the caller's file and line (a C call's function and ordinal)
+_c_calls = threading.local()  # the C toolkit's calls of this thread: how many of each function, and the current one
+
+
+def c_call(name: str) -> None:
+    """Count a C program's call of `name` on this thread (the C toolkit's entry to each function says so): C lines
+    are out of Python's sight, so a pipelined error names the function and which of the thread's calls of it."""
+    counts = _c_calls.__dict__.setdefault("counts", {})
+    counts[name] = number = counts.get(name, 0) + 1
+    _c_calls.now = (name, number)
+
+
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+def c_place() -> str:
+    """The current C call as a message names it, or "" outside the C toolkit."""
+    now = getattr(_c_calls, "now", None)
+    return "" if now is None else f"the {_ordinal(now[1])} {now[0]} call of this thread"
+
+
+def _c_where() -> tuple[str, int] | None:
+    place = c_place()
+    return (place, 0) if place else None
 
 
 def caller_line() -> tuple[str, int] | None:
@@ -207,6 +232,11 @@ def caller_line() -> tuple[str, int] | None:
             return name, frame.f_lineno
         frame = frame.f_back
     return None
+
+
+def _where(place: Place) -> str:
+    _, where, line = place
+    return f"{_shown(where)}:{line}" if line else where  # line 0: a C call's description
 
 
 def _shown(path: str) -> str:
@@ -261,7 +291,7 @@ class Protocol:
         or a set for a pointer, an int past 64 bits) is the caller's mistake: AclError, as the daemon answers it."""
         envelope = self.envelope(out)
         if not out.wait:  # its error comes later: remember where it was made, to say so then
-            where = caller_line()
+            where = caller_line() or _c_where()
             if where is not None:
                 self._places[envelope["id"] % PLACES] = (envelope["id"], *where)
         try:
@@ -286,7 +316,7 @@ class Protocol:
         if isinstance(error, AclError):
             ident = message.get("id")
             place = self._places[ident % PLACES] if isinstance(ident, int) else None
-            where = f" ({_shown(place[1])}:{place[2]})" if place is not None and place[0] == ident else ""
+            where = f" ({_where(place)})" if place is not None and place[0] == ident else ""
             error = AclError(error.code, f"{error.api}{where} #{ident} failed: {error.message}", error.api)
         return error
 
@@ -296,7 +326,7 @@ class Protocol:
         with self._lock:
             earlier = self._failed.pop(tuple(thread_identity()), None)
         if earlier is not None:
-            raise self.remember(earlier.error(api))
+            raise self.remember(earlier.error(c_place() or api))
         if reply is None:
             return None
         if "error" in reply:

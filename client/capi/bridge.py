@@ -37,6 +37,7 @@ from client.capi import (
     vmm,
 )
 from client.capi.convert import Bound, C
+from client.core import c_call
 from client.errors import ServerError, TransportError
 from proto.calltable import CALLS
 from proto.errors import (
@@ -74,6 +75,7 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
         return null if result.endswith("*") else 0
 
     def function(*args: Any) -> Any:
+        c_call(name)
         try:
             return body(*args)
         except AclError as error:

@@ -83,7 +83,10 @@ def test_deliberate_mistakes_get_the_runtime_codes(
     launch_line = next(line for line in done.stdout.splitlines() if line.startswith("pipelined-launch"))
     if blocking == "0":
         assert launch_line == "pipelined-launch 0"
-        assert sync_code == ACLNN_ERR_PARAM_INVALID and "aclnnAdd #" in sync_message and "freed" in sync_message
+        assert sync_code == ACLNN_ERR_PARAM_INVALID and "freed" in sync_message
+        # C lines are out of sight: the error names which of the thread's calls made it, and which raised it
+        assert "aclnnAdd (the 3rd aclnnAdd call of this thread) #" in sync_message, sync_message
+        assert "raised at the 1st aclrtSynchronizeStream call of this thread" in sync_message, sync_message
     else:
         assert launch_line == f"pipelined-launch {ACLNN_ERR_PARAM_INVALID}"
         assert sync_code == 0
