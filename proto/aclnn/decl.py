@@ -100,6 +100,8 @@ class Arg:
         if not isinstance(value, cls):
             article = "an" if self.kind[0] in "aeiou" else "a"
             raise OpArgError(f"{self.name} must be {article} {self.kind} ({cls.__name__}), got {type(value).__name__}")
+        if getattr(value, "destroyed", False):
+            raise OpArgError(f"{self.name} is an {cls.__name__} that was destroyed by aclDestroy{cls.__name__[3:]}")
         return value
 
     def _tensor(self, value: object) -> aclTensor:

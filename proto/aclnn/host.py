@@ -14,7 +14,7 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Final, SupportsIndex, TypeGuard
+from typing import TYPE_CHECKING, ClassVar, Final, SupportsIndex, TypeGuard
 
 from proto.aclnn import dtypes
 from proto.constants import aclDataType, aclFormat
@@ -82,6 +82,7 @@ class aclTensor:  # noqa: N801 - the C type name
     format: aclFormat
     storage_dims: tuple[int, ...]
     data: int
+    destroyed: ClassVar[bool] = False  # set on the object by aclDestroyTensor: a later use is refused
 
     def __post_init__(self) -> None:
         api = "aclCreateTensor"
@@ -153,6 +154,7 @@ class aclScalar:  # noqa: N801
 
     value: ScalarValue
     data_type: aclDataType
+    destroyed: ClassVar[bool] = False  # set on the object by aclDestroyScalar
 
     def __post_init__(self) -> None:
         api = "aclCreateScalar"
@@ -186,6 +188,7 @@ class aclIntArray:  # noqa: N801
     """aclIntArray: a host array of int64 values."""
 
     values: tuple[int, ...]
+    destroyed: ClassVar[bool] = False  # set on the object by aclDestroyIntArray
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", _int64s("aclCreateIntArray", "values", self.values, minimum=-(1 << 63)))
@@ -240,22 +243,28 @@ def _check_handle(api: str, arg: str, value: object, cls: type) -> None:
         raise _invalid(api, f"{arg} must be an {cls.__name__}, got {type(value).__name__}")
 
 
-def aclDestroyTensor(tensor: aclTensor | None) -> int:  # noqa: N802
-    """aclDestroyTensor: returns ACLNN_SUCCESS."""
-    _check_handle("aclDestroyTensor", "tensor", tensor, aclTensor)
+def _destroy(api: str, arg: str, value: aclTensor | aclScalar | aclIntArray | None, cls: type) -> int:
+    _check_handle(api, arg, value, cls)
+    assert value is not None
+    if value.destroyed:
+        raise _invalid(api, f"{arg} was already destroyed by {api}")
+    object.__setattr__(value, "destroyed", True)
     return ACLNN_SUCCESS
+
+
+def aclDestroyTensor(tensor: aclTensor | None) -> int:  # noqa: N802
+    """aclDestroyTensor: returns ACLNN_SUCCESS; a later use of the tensor is refused, naming the call."""
+    return _destroy("aclDestroyTensor", "tensor", tensor, aclTensor)
 
 
 def aclDestroyScalar(scalar: aclScalar | None) -> int:  # noqa: N802
-    """aclDestroyScalar: returns ACLNN_SUCCESS."""
-    _check_handle("aclDestroyScalar", "scalar", scalar, aclScalar)
-    return ACLNN_SUCCESS
+    """aclDestroyScalar: returns ACLNN_SUCCESS; a later use of the scalar is refused."""
+    return _destroy("aclDestroyScalar", "scalar", scalar, aclScalar)
 
 
 def aclDestroyIntArray(array: aclIntArray | None) -> int:  # noqa: N802
-    """aclDestroyIntArray: returns ACLNN_SUCCESS."""
-    _check_handle("aclDestroyIntArray", "array", array, aclIntArray)
-    return ACLNN_SUCCESS
+    """aclDestroyIntArray: returns ACLNN_SUCCESS; a later use of the array is refused."""
+    return _destroy("aclDestroyIntArray", "array", array, aclIntArray)
 
 
 def _live_executor(api: str, executor: aclOpExecutor | None) -> aclOpExecutor:

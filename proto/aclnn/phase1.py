@@ -69,6 +69,7 @@ def _bind(decl: OpDecl, args: tuple[object, ...], kwargs: dict[str, object]) -> 
 # Argument types whose values cannot change: a call with the very same objects as an earlier call that passed
 # phase 1 gets the same workspace size and description (a fresh executor each time).
 IMMUTABLE: Final = frozenset({aclTensor, aclScalar, aclIntArray, aclDataType, int, float, bool, str, type(None)})
+DESTROYABLE: Final = frozenset({aclTensor, aclScalar, aclIntArray})  # a memo hit still refuses a destroyed one
 MEMO_SIZE: Final = 1024  # remembered argument tuples per operator; the memo starts over when full
 
 
@@ -86,7 +87,7 @@ def phase1(decl: OpDecl) -> Phase1:
         if not kwargs and len(args) == len(decl.arg_names) and all(type(a) in IMMUTABLE for a in args):
             key = tuple(map(id, args))
             known = memo.get(key)
-            if known is not None:
+            if known is not None and not any(a.destroyed for a in args if type(a) in DESTROYABLE):  # type: ignore[attr-defined]
                 return known[1], aclOpExecutor(known[2])
         size, executor = get_workspace_size(decl, _bind(decl, args, kwargs))
         if key is not None:
