@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from proto.calltable import CALLS
 from proto.errors import (
     ACL_ERROR_API_NOT_SUPPORT,
     ACL_ERROR_INTERNAL_ERROR,
@@ -85,8 +86,8 @@ class NotFound(AclError):
     """A resource view (a device, a model) that does not exist -- or is another tenant's, which looks the same: 404."""
 
 
-def error_response(status: int, error: AclError) -> JSONResponse:
-    return JSONResponse({"error": error.to_dict()}, status_code=status)
+def error_response(status: int, error: AclError, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": error.to_dict()}, status_code=status, headers=headers)
 
 
 def status_of(error: AclError) -> int:
@@ -125,6 +126,20 @@ class AnswerCutOffCalls:
             raise
 
 
+def route_hint(request: Request, error: HTTPException) -> str:
+    """What to send instead, for a request no route takes (starlette's bare "Not Found" / "Method Not Allowed")."""
+    method, path = request.method, request.url.path[:200]
+    if error.status_code == 405:
+        allowed = (error.headers or {}).get("Allow", "")
+        return f"{method} is not allowed on {path}: use {allowed or 'another method'} (the routes are on /docs)"
+    if error.status_code != 404 or error.detail != "Not Found":
+        return ""  # a route's own 404 names what is missing
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    if name in CALLS:
+        return f"no route {method} {path}: an ACL call is POST /v1/call/{name} (the routes are on /docs)"
+    return f"no route {method} {path}: the routes are on /docs, the calls at POST /v1/call/{{name}}"
+
+
 def install(app: FastAPI, settings: Settings) -> None:
     app.add_middleware(AnswerCutOffCalls)
     app.add_middleware(RequireToken, settings=settings)
@@ -149,7 +164,8 @@ def install(app: FastAPI, settings: Settings) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
         code = ACL_ERROR_API_NOT_SUPPORT if error.status_code in (404, 405) else ACL_ERROR_INVALID_PARAM
-        return error_response(error.status_code, AclError(code, str(error.detail)))
+        message = route_hint(request, error) or str(error.detail)
+        return error_response(error.status_code, AclError(code, message), dict(error.headers or {}))
 
     @app.exception_handler(Exception)
     async def fault(request: Request, error: Exception) -> JSONResponse:

@@ -148,6 +148,28 @@ async def test_an_unknown_function_is_a_404_that_tells_nothing_else(rest: tuple[
     await still_works(caller)
 
 
+async def test_a_request_no_route_takes_says_which_route_would(rest: tuple[httpx.AsyncClient, RestCaller]) -> None:
+    client, caller = rest
+    headers = {"X-Vnpu-Session": str(caller.session)}
+    wrong_method = await client.get("/v1/call/aclrtMalloc", headers=headers)
+    error = check_error(wrong_method, 405, ACL_ERROR_API_NOT_SUPPORT)
+    assert error["message"] == "GET is not allowed on /v1/call/aclrtMalloc: use POST (the routes are on /docs)"
+    assert wrong_method.headers["allow"] == "POST"
+    no_call_prefix = await client.post("/v1/aclrtMalloc", json={"size": 64, "policy": 0}, headers=headers)
+    error = check_error(no_call_prefix, 404, ACL_ERROR_API_NOT_SUPPORT)
+    assert error["message"] == (
+        "no route POST /v1/aclrtMalloc: an ACL call is POST /v1/call/aclrtMalloc (the routes are on /docs)"
+    )
+    error = check_error(await client.get("/v1/nothing/here", headers=headers), 404, ACL_ERROR_API_NOT_SUPPORT)
+    assert error["message"] == (
+        "no route GET /v1/nothing/here: the routes are on /docs, the calls at POST /v1/call/{name}"
+    )
+    # a route's own 404 keeps its message
+    error = check_error(await client.get("/v1/models/1", headers=headers), 404, ACL_ERROR_RT_PARAM_INVALID)
+    assert "no model 0x1" in error["message"]
+    await still_works(caller)
+
+
 async def test_a_body_over_max_body_is_a_413(rest: tuple[httpx.AsyncClient, RestCaller]) -> None:
     client, caller = rest
     headers = {"X-Vnpu-Session": str(caller.session)}
