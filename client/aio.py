@@ -33,9 +33,10 @@ from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.errors import TransportError as TransportError
+from client.errors import unreachable
 from client.hostbuf import HostBuffer as HostBuffer
 from client.outbox import AsyncOutbox
-from client.session import LOOPBACK
+from client.session import LOOPBACK, refused
 from proto.calltable import CALLS
 from proto.errors import ACL_ERROR_RT_FEATURE_NOT_SUPPORT
 from proto.errors import AclError as AclError
@@ -65,7 +66,7 @@ class AsyncSession:
             else:
                 await session._open_http(headers)
         except (OSError, InvalidHandshake, TimeoutError, httpx.HTTPError) as error:
-            raise TransportError(f"cannot reach the vnpu daemon at {session.config.endpoint}: {error}") from None
+            raise refused(session.config, error) from None
         return session
 
     async def _open_ws(self, headers: dict[str, str]) -> None:
@@ -80,10 +81,14 @@ class AsyncSession:
 
     async def _open_http(self, headers: dict[str, str]) -> None:
         self._http = httpx.AsyncClient(base_url=self.config.endpoint, headers=headers, timeout=None)
-        body = self.config.opening()
-        response = await self._http.post("/v1/sessions", json=body)
+        try:
+            response = await self._http.post("/v1/sessions", json=self.config.opening())
+        except httpx.HTTPError:
+            await self._http.aclose()
+            raise
         if response.status_code != 200:
-            raise TransportError(f"the daemon refused the session: {response.status_code} {response.text[:200]}")
+            await self._http.aclose()
+            raise unreachable(self.config.endpoint, response.text, response.status_code, bool(self.config.token))
         self.context_id, self.session_id = response.json()["context"], response.json()["session"]
         self._http.headers["x-vnpu-session"] = self.session_id
 

@@ -15,3 +15,15 @@ class TransportError(VnpuError):
 
 class ServerError(VnpuError):
     """The daemon failed while serving a call (a vnpu fault, not the caller's mistake)."""
+
+
+def unreachable(endpoint: str, reason: str, status: int | None = None, token: bool = False) -> TransportError:
+    """Why a session could not be opened, with what to do: `status` is the daemon's HTTP answer if it gave one,
+    `token` whether the client sent a token."""
+    if status == 401:
+        fix = "check VNPU_TOKEN (it was not accepted)" if token else "set VNPU_TOKEN to one of the daemon's tokens"
+        return TransportError(f"the vnpu daemon at {endpoint} requires a token: {fix} (HTTP 401)")
+    if status is not None:
+        return TransportError(f"the vnpu daemon at {endpoint} refused the session: HTTP {status} {reason[:200]}")
+    hint = " (is it running? `vnpu serve` starts one)" if "refused" in reason.lower() else ""
+    return TransportError(f"cannot reach the vnpu daemon at {endpoint}: {reason}{hint}")

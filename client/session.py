@@ -22,7 +22,7 @@ from client import streamstate
 from client.callbacks import HostFuncThread
 from client.config import Config
 from client.core import Outgoing, Protocol, prepare, thread_identity
-from client.errors import TransportError
+from client.errors import TransportError, unreachable
 from client.hostbuf import HostBuffer
 from client.outbox import Outbox
 from client.wsconn import WsConnection
@@ -60,7 +60,7 @@ class Session:
             hello = msgpack.unpackb(self._ws.recv())["hello"]
             self._ws.set_timeout(None)
         except (OSError, InvalidHandshake, TimeoutError, ConnectionClosed) as error:
-            raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {_reason(error)}") from None
+            raise refused(self.config, error) from None
         self.context_id, self.session_id = hello["context"], hello["session"]
         threading.Thread(target=self._read_forever, name="vnpu-reader", daemon=True).start()
         self._outbox = Outbox(self._ws.send)
@@ -68,12 +68,13 @@ class Session:
     def _open_http(self, headers: dict[str, str]) -> None:
         self._http = httpx.Client(base_url=self.config.endpoint, headers=headers, timeout=None)
         try:
-            body = self.config.opening()
-            response = self._http.post("/v1/sessions", json=body)
+            response = self._http.post("/v1/sessions", json=self.config.opening())
         except httpx.HTTPError as error:
-            raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {error}") from None
+            self._http.close()
+            raise refused(self.config, error) from None
         if response.status_code != 200:
-            raise TransportError(f"the daemon refused the session: {response.status_code} {response.text[:200]}")
+            self._http.close()
+            raise unreachable(self.config.endpoint, response.text, response.status_code, bool(self.config.token))
         self.context_id, self.session_id = response.json()["context"], response.json()["session"]
         self._http.headers["x-vnpu-session"] = self.session_id
 
@@ -128,7 +129,7 @@ class Session:
         try:
             self._outbox.now(data) if out.wait else self._outbox.later(data)
         except (ConnectionClosed, OSError) as error:
-            raise TransportError(f"cannot send to the daemon: {_reason(error)}") from None
+            raise TransportError(f"cannot send to the daemon: {str(error) or type(error).__name__}") from None
         if slot is None:
             return None
         slot[0].wait()
@@ -143,7 +144,7 @@ class Session:
         try:
             response = self._http.post(f"/v1/call/{out.call.name}", json=body, headers=headers)
         except httpx.HTTPError as error:
-            raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {error}") from None
+            raise refused(self.config, error) from None
         payload: dict[str, Any] = response.json()
         if "error" in payload:
             return payload
@@ -194,7 +195,7 @@ class Session:
             self._http.close()
 
 
-def _reason(error: BaseException) -> str:
-    if isinstance(error, InvalidStatus):
-        return f"HTTP {error.response.status_code} (a token may be missing or wrong)"
-    return str(error) or type(error).__name__
+def refused(config: Config, error: BaseException) -> TransportError:
+    """The TransportError for a session the daemon did not open (`error` from websockets or httpx)."""
+    status = error.response.status_code if isinstance(error, InvalidStatus) else None
+    return unreachable(config.endpoint, str(error) or type(error).__name__, status, bool(config.token))
