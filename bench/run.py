@@ -33,6 +33,7 @@ from bench.alternatives import figure7
 from bench.capi import figure10
 from bench.copies import figure5, figure6
 from bench.daemon import ROOT, Daemon
+from bench.embedded import figure11
 from bench.launches import figure1, figure2, figure3, figure4
 from bench.memory import figure9, idle_row
 from bench.report import Row, table
@@ -50,6 +51,7 @@ TITLES = {
     "8": "scaling over client processes",
     "9": "memory",
     "10": "calls from C (the toolkit) vs the Python client",
+    "11": "the embedded device vs the device driven directly, and vs the daemon",
 }
 
 
@@ -128,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             ("8", lambda: figure8(bench)),
             ("9", lambda: figure9(bench, idle)),
             ("10", lambda: figure10(bench)),
+            ("11", lambda: figure11(bench)),
         ]
         try:
             for number, run in figures:

@@ -32,11 +32,12 @@ from client.acl import CONSTANTS, HOST_FUNCTIONS, STRUCTS, not_initialized
 from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
+from client.embedded import AsyncEmbeddedConnection
 from client.errors import TransportError as TransportError
 from client.errors import unreachable
 from client.hostbuf import HostBuffer as HostBuffer
 from client.outbox import AsyncOutbox
-from client.session import LOOPBACK, refused
+from client.session import EMBEDDED_WS_ONLY, refused
 from proto.calltable import CALLS
 from proto.errors import ACL_ERROR_RT_FEATURE_NOT_SUPPORT
 from proto.errors import AclError as AclError
@@ -49,7 +50,7 @@ class AsyncSession:
         self.config = config
         self.protocol = Protocol()
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._ws: ClientConnection | None = None
+        self._ws: ClientConnection | AsyncEmbeddedConnection | None = None
         self._outbox: AsyncOutbox | None = None  # pipelined calls not sent yet (WebSocket)
         self._http: httpx.AsyncClient | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -63,9 +64,11 @@ class AsyncSession:
         try:
             if session.config.transport == "ws":
                 await session._open_ws(headers)
+            elif session.config.embedded:
+                raise TransportError(EMBEDDED_WS_ONLY)
             else:
                 await session._open_http(headers)
-        except (OSError, InvalidHandshake, TimeoutError, httpx.HTTPError) as error:
+        except (OSError, InvalidHandshake, TimeoutError, httpx.HTTPError, ConnectionClosed) as error:
             raise refused(session.config, error) from None
         return session
 
@@ -73,7 +76,10 @@ class AsyncSession:
         url = self.config.endpoint.replace("http", "ws", 1) + "/v1/ws"
         if opening := self.config.opening():
             url += f"?{urlencode(opening)}"
-        self._ws = await connect(url, additional_headers=headers, max_size=None, compression=None, open_timeout=10)
+        if self.config.embedded:
+            self._ws = await AsyncEmbeddedConnection.open(urlsplit(url).query, headers, timeout=10)
+        else:
+            self._ws = await connect(url, additional_headers=headers, max_size=None, compression=None, open_timeout=10)
         hello = msgpack.unpackb(await self._ws.recv())["hello"]
         self.context_id, self.session_id = hello["context"], hello["session"]
         self._reader = asyncio.get_running_loop().create_task(self._read_forever())
@@ -144,9 +150,7 @@ class AsyncSession:
 
     async def _host_buffer(self, ptr: Any, size: int) -> HostBuffer:
         segment = None
-        if self.config.host_memory == "local" or (
-            self.config.host_memory == "auto" and urlsplit(self.config.endpoint).hostname in LOOPBACK
-        ):
+        if self.config.host_memory == "local" or (self.config.host_memory == "auto" and self.config.on_this_machine):
             name, _ = await self.call("vnpuHostInfo", ptr)
             segment = name if HostBuffer.shm_path(name).exists() else None
         return HostBuffer(ptr, size, _blocking_io, _blocking_io, segment, owner=self)

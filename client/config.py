@@ -10,10 +10,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from proto.errors import ACL_ERROR_INVALID_FILE, ACL_ERROR_PARSE_FILE, AclError
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:9470"
+EMBEDDED = "embedded"  # the endpoint that runs the device inside this process
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,16 @@ class Config:
     context: str | None = None  # join this context instead of creating one
     devices: str | None = None  # VNPU_DEVICES: device ids mapped to several daemons (client.routing)
     run: str | None = None  # VNPU_RUN: a label the daemon gives the contexts this process opens (`vnpu trace -- cmd`)
+
+    @property
+    def embedded(self) -> bool:
+        """VNPU_ENDPOINT=embedded: the device runs inside this process (client.embedded)."""
+        return self.endpoint == EMBEDDED
+
+    @property
+    def on_this_machine(self) -> bool:
+        """Whether the daemon shares this machine (its host buffers' shared memory can be mapped)."""
+        return self.embedded or urlsplit(self.endpoint).hostname in LOOPBACK
 
     def opening(self) -> dict[str, str]:
         """What a new session tells the daemon: the context it joins, the run it belongs to (WebSocket query

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 import httpx
 import msgpack
@@ -22,12 +22,11 @@ from client import streamstate
 from client.callbacks import HostFuncThread
 from client.config import Config
 from client.core import Outgoing, Protocol, prepare, thread_identity
+from client.embedded import EmbeddedConnection
 from client.errors import TransportError, unreachable
 from client.hostbuf import HostBuffer
 from client.outbox import Outbox
 from client.wsconn import WsConnection
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class Session:
@@ -37,7 +36,7 @@ class Session:
         self._waiting: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
         self._lock = threading.Lock()
         self._broken: str | None = None
-        self._ws: WsConnection | None = None
+        self._ws: WsConnection | EmbeddedConnection | None = None
         self._http: httpx.Client | None = None
         self._outbox: Outbox | None = None  # pipelined calls not sent yet (WebSocket)
         self._host_functions = HostFuncThread(self.call)  # a thread from the first aclrtLaunchHostFunc on
@@ -45,24 +44,31 @@ class Session:
         headers = {"Authorization": f"Bearer {self.config.token}"} if self.config.token else {}
         if self.config.transport == "ws":
             self._open_ws(headers)
+        elif self.config.embedded:
+            raise TransportError(EMBEDDED_WS_ONLY)
         else:
             self._open_http(headers)
 
     # -- transports ------------------------------------------------------------------------------------------
 
     def _open_ws(self, headers: dict[str, str]) -> None:
-        url = self.config.endpoint.replace("http", "ws", 1) + "/v1/ws"
-        if opening := self.config.opening():
-            url += f"?{urlencode(opening)}"
+        query = urlencode(self.config.opening())
+        url = self.config.endpoint.replace("http", "ws", 1) + "/v1/ws" + (f"?{query}" if query else "")
         try:
-            self._ws = WsConnection(url, headers, timeout=10)
+            if self.config.embedded:
+                self._ws = EmbeddedConnection(query, headers, timeout=10)
+            else:
+                self._ws = WsConnection(url, headers, timeout=10)
             self._resources.callback(self._ws.close)
             hello = msgpack.unpackb(self._ws.recv())["hello"]
             self._ws.set_timeout(None)
         except (OSError, InvalidHandshake, TimeoutError, ConnectionClosed) as error:
             raise refused(self.config, error) from None
         self.context_id, self.session_id = hello["context"], hello["session"]
-        threading.Thread(target=self._read_forever, name="vnpu-reader", daemon=True).start()
+        if isinstance(self._ws, EmbeddedConnection):  # replies are taken where they are made: no reader thread
+            self._ws.hand_over(self._take, self._end)
+        else:
+            threading.Thread(target=self._read_forever, name="vnpu-reader", daemon=True).start()
         self._outbox = Outbox(self._ws.send)
 
     def _open_http(self, headers: dict[str, str]) -> None:
@@ -82,18 +88,28 @@ class Session:
         assert self._ws is not None
         try:
             while True:
-                message = msgpack.unpackb(self._ws.recv())
-                with self._lock:
-                    slot = self._waiting.pop(message.get("id"), None)
-                if slot is not None:
-                    slot[1].append(message)
-                    slot[0].set()
-                elif "error" in message:
-                    self.protocol.pipelined_error(message)
+                self._take(self._ws.recv())
         except ConnectionClosed as closed:
-            self._broken = f"the connection to the daemon closed ({closed.rcvd or 'no close frame'})"
+            self._end(closed)
         except Exception as error:
             self._broken = f"the connection to the daemon broke: {error!r}"
+            self._end(None)
+
+    def _take(self, data: bytes) -> None:
+        """One message from the daemon: the reply a caller waits for, or a pipelined call's error."""
+        message = msgpack.unpackb(data)
+        with self._lock:
+            slot = self._waiting.pop(message.get("id"), None)
+        if slot is not None:
+            slot[1].append(message)
+            slot[0].set()
+        elif "error" in message:
+            self.protocol.pipelined_error(message)
+
+    def _end(self, closed: ConnectionClosed | None) -> None:
+        """The connection ended (`closed` says how, when it closed): every waiting caller wakes to the error."""
+        if closed is not None:
+            self._broken = f"the connection to the daemon closed ({closed.rcvd or 'no close frame'})"
         self._broken = self._broken or "the connection to the daemon closed"
         with self._lock:
             for event, _ in self._waiting.values():
@@ -168,9 +184,7 @@ class Session:
 
     def _host_buffer(self, ptr: int, size: int) -> HostBuffer:
         segment = None
-        if self.config.host_memory == "local" or (
-            self.config.host_memory == "auto" and urlsplit(self.config.endpoint).hostname in LOOPBACK
-        ):
+        if self.config.host_memory == "local" or (self.config.host_memory == "auto" and self.config.on_this_machine):
             name, _ = self.call("vnpuHostInfo", ptr)
             segment = name if (HostBuffer.shm_path(name)).exists() else None
         return HostBuffer(
@@ -195,7 +209,15 @@ class Session:
             self._http.close()
 
 
+EMBEDDED_WS_ONLY = "VNPU_TRANSPORT=http needs a daemon (vnpu serve): the embedded device is reached as a WebSocket"
+EMBEDDED_JOIN = (
+    "; the embedded device runs inside this process, so VNPU_CONTEXT names one of its own contexts: joining "
+    "another process's context needs a daemon (vnpu serve)"
+)
+
+
 def refused(config: Config, error: BaseException) -> TransportError:
     """The TransportError for a session the daemon did not open (`error` from websockets or httpx)."""
     status = error.response.status_code if isinstance(error, InvalidStatus) else None
-    return unreachable(config.endpoint, str(error) or type(error).__name__, status, bool(config.token))
+    reason = (str(error) or type(error).__name__) + (EMBEDDED_JOIN if config.embedded and config.context else "")
+    return unreachable(config.endpoint, reason, status, bool(config.token))

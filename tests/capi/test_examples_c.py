@@ -57,3 +57,15 @@ def test_run_sh(toolkit: Path, daemon: Daemon, tmp_path: Path, name: str) -> Non
     done = subprocess.run(["bash", str(copy / "run.sh")], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert passed(done.stdout, name) and f"[INFO] {name} ran successfully" in done.stdout
+
+
+IN_ONE_PROCESS = [name for name in NAMES if name != "update_from_another_process"]
+
+
+@pytest.mark.parametrize("name", IN_ONE_PROCESS)
+def test_embedded_device(toolkit: Path, tmp_path: Path, name: str) -> None:
+    """The examples that run in one process, on the device embedded in the program (VNPU_ENDPOINT=embedded): no
+    daemon, the same values."""
+    binary = compile_program(toolkit, EXAMPLES / name / "main.cpp", tmp_path)
+    done = run_program(toolkit, binary, None, VNPU_ENDPOINT="embedded", VNPU_MEMORY="256MiB")
+    assert done.returncode == 0 and passed(done.stdout, name), done.stdout + done.stderr
