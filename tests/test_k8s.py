@@ -83,13 +83,18 @@ def volume(kustomization: str, name: str) -> dict[str, Any]:
     return found
 
 
-def settings_of(kustomization: str, tokens_file: Path) -> Settings:
-    """The daemon's settings as the pod gets them: the ConfigMap, then the container's own variables (the tokens
-    file at a local path instead of the Secret's mount)."""
+def pod_variables(kustomization: str, tokens_file: Path, operator_token: str = "operator-secret") -> dict[str, str]:
+    """The daemon's VNPU_* variables as the pod gets them: the ConfigMap, then the container's own, with the
+    Secret's values (its tokens file at a local path instead of the Secret's mount)."""
     env = dict(objects(kustomization)["ConfigMap"]["data"])
-    env |= {e["name"]: e.get("value", "operator-secret") for e in daemon_container(kustomization)["env"]}
-    env["VNPU_TOKENS_FILE"] = str(tokens_file)
-    return Settings.from_env(env)
+    secret = {"operator-token": operator_token}
+    for item in daemon_container(kustomization)["env"]:
+        env[item["name"]] = item["value"] if "value" in item else secret[item["valueFrom"]["secretKeyRef"]["key"]]
+    return env | {"VNPU_TOKENS_FILE": str(tokens_file)}
+
+
+def settings_of(kustomization: str, tokens_file: Path) -> Settings:
+    return Settings.from_env(pod_variables(kustomization, tokens_file))
 
 
 @pytest.fixture
