@@ -1,6 +1,6 @@
 """The `vnpu` command: `serve` runs the daemon, `version` prints the version, `demo` runs the seed's example,
-`bench` measures the figures of bench/, and `status` and `trace` look at a running daemon through its REST views
-(`server/api/views.py`, `/v1/trace`)."""
+`bench` measures the figures of bench/, `status` and `trace` look at a running daemon through its REST views
+(`server/api/views.py`, `/v1/trace`), and `devices` prints VNPU_DEVICES for a Kubernetes StatefulSet."""
 
 from __future__ import annotations
 
@@ -119,6 +119,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="-- PROGRAM ARGS",
         help="run PROGRAM and record exactly its run (the contexts it opens), until it exits, instead of --duration",
     )
+    devices = commands.add_parser(
+        "devices",
+        help="print VNPU_DEVICES naming the daemons of a Kubernetes StatefulSet by their pods' DNS names",
+        description="Print the VNPU_DEVICES value that maps a program's devices 0..N-1 to the pods of the "
+        "StatefulSet behind the headless Service NAME (deploy/k8s): device k is device k % D of pod k // D. "
+        "export VNPU_DEVICES=$(vnpu devices --k8s-service vnpu --replicas 4)",
+    )
+    devices.add_argument("--k8s-service", required=True, metavar="NAME", help="the headless Service (and StatefulSet)")
+    devices.add_argument("--replicas", type=int, required=True, metavar="N", help="the StatefulSet's replicas")
+    devices.add_argument("--devices-per-pod", type=int, default=1, metavar="D", help="VNPU_DEVICE_COUNT (default 1)")
+    devices.add_argument("--namespace", help="the daemons' namespace, for a job in another one (fully qualified names)")
+    devices.add_argument("--cluster-domain", default="cluster.local", help="with --namespace (default cluster.local)")
+    devices.add_argument("--port", type=int, default=9470, help="the Service's port (default 9470)")
+    devices.add_argument("--tls", action="store_true", help="the daemons speak TLS (wss://)")
     return parser
 
 
@@ -536,6 +550,21 @@ def run_toolkit(args: argparse.Namespace) -> int:
     return subprocess.run(command, check=False).returncode
 
 
+def print_devices(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from server.k8s import statefulset_devices
+
+    try:
+        print(
+            statefulset_devices(
+                args.k8s_service, args.replicas, args.devices_per_pod, args.namespace, args.port, args.tls,
+                args.cluster_domain,
+            )
+        )  # fmt: skip
+    except ValueError as error:
+        parser.error(f"devices: {error}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -556,6 +585,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_bench(args)
     if args.command == "toolkit":
         return run_toolkit(args)
+    if args.command == "devices":
+        return print_devices(args, parser)
     parser.print_help()
     return 0
 
