@@ -25,7 +25,7 @@ from client.config import Config
 from client.hostbuf import HostBuffer
 from client.session import Session
 from proto.aclnn import KernelDesc, aclOpExecutor, consume
-from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
+from proto.addresses import DEVICE_BASE, DEVICE_STRIDE, MAX_DEVICES
 from proto.calltable import CALLS
 from proto.errors import (
     ACL_ERROR_FEATURE_UNSUPPORTED,
@@ -63,7 +63,7 @@ def parse_devices(text: str) -> dict[int, Route]:
 
 def device_of(ptr: int) -> int | None:
     index = (ptr - DEVICE_BASE) // DEVICE_STRIDE
-    return index if ptr >= DEVICE_BASE and ptr - DEVICE_BASE < 1024 * DEVICE_STRIDE else None
+    return index if ptr >= DEVICE_BASE and ptr - DEVICE_BASE < MAX_DEVICES * DEVICE_STRIDE else None
 
 
 class Router:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 
+from proto.addresses import MAX_DEVICES
+
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-MAX_DEVICES = 1024  # program devices the client gives address ranges to (client/routing.py, device_of)
 
 
 def statefulset_devices(
