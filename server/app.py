@@ -40,6 +40,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_models=settings.max_models,
             trace_capacity=settings.trace_capacity,
             max_while_iterations=settings.max_while_iterations,
+            max_launch_elements=settings.max_launch_elements,
+            max_launch_workspace=settings.max_launch_workspace,
+            launch_timeout=settings.launch_timeout,
+            pool_share=settings.pool_share,
         )
         meter = Metrics()
         registry = Registry(machine, settings, meter)

@@ -44,12 +44,12 @@ def clean_env() -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def serving(logs: Path, *extra: str) -> Iterator[Daemon]:
+def serving(logs: Path, *extra: str, env: dict[str, str] | None = None) -> Iterator[Daemon]:
     port = free_port()
     args = [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--memory", "64MiB"]
     args += ["--log-level", "warning", *extra]
     with (logs / "out.txt").open("wb") as out, (logs / "err.txt").open("wb") as err:
-        proc = subprocess.Popen(args, cwd=ROOT, env=clean_env(), stdout=out, stderr=err)
+        proc = subprocess.Popen(args, cwd=ROOT, env=clean_env() | (env or {}), stdout=out, stderr=err)
     daemon = Daemon(proc, f"http://127.0.0.1:{port}", logs / "err.txt")
     try:
         deadline = time.monotonic() + 20

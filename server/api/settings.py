@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+
+from server.npu.device import LAUNCH_TIMEOUT, MAX_LAUNCH_ELEMENTS, MAX_LAUNCH_WORKSPACE
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
 _UNITS |= {"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
@@ -51,6 +54,11 @@ class Settings:
     trace_capacity: int = 100_000  # events kept by the device's trace (0: tracing off)
     keep_ended: int = 16  # ended contexts whose models stay viewable (their trace events stay in the ring)
     max_while_iterations: int = 1_000_000  # body runs of one evaluation of a conditional WHILE task
+    # the work of one launch, checked before it runs (server.npu.ops.work), and the kernel pool's fairness
+    max_launch_elements: int = MAX_LAUNCH_ELEMENTS  # elements one aclnn launch computes (matmul: out × inner dim)
+    max_launch_workspace: int = MAX_LAUNCH_WORKSPACE  # bytes of workspace one aclnn launch needs
+    launch_timeout: float = LAUNCH_TIMEOUT  # seconds a task runs on the kernel pool before it is abandoned (507014)
+    pool_share: int | None = None  # kernel-pool threads one context may hold at once (default: half of them)
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # token -> tenant, built from the above
 
     def __post_init__(self) -> None:
@@ -87,7 +95,17 @@ def env_name(setting: str) -> str:
     return "VNPU_DEVICE_COUNT" if setting == "devices" else f"VNPU_{setting.upper()}"
 
 
+_LAUNCH: dict[str, Callable[[str], object]] = {
+    "max_launch_elements": int,
+    "max_launch_workspace": parse_size,
+    "launch_timeout": float,
+    "pool_share": int,
+}
+
+
 def _convert(name: str, raw: str) -> object:
+    if name in _LAUNCH:
+        return _LAUNCH[name](raw)
     if name in ("memory", "max_body", "max_message", "context_memory", "max_pending_bytes"):
         return parse_size(raw)
     if name in ("port", "devices", "max_models", "max_streams", "max_events", "context_handles", "max_pending",

@@ -74,6 +74,8 @@ class Arena:
         self._starts: list[int] = []
         self._live: dict[int, Allocation] = {}
         self._freed: dict[int, int] = {}  # recently freed ptr -> size, to explain a double free or a stale pointer
+        self._holds: dict[int, int] = {}  # block ptr -> the running off-loop tasks that hold it
+        self._quarantine: dict[int, Allocation] = {}  # blocks freed while held, by ptr
 
     def __contains__(self, ptr: int) -> bool:
         return self.base <= ptr < self.base + self.capacity
@@ -85,6 +87,22 @@ class Arena:
     @property
     def used_bytes(self) -> int:
         return self.capacity - self._allocator.free_bytes
+
+    @property
+    def quarantined_bytes(self) -> int:
+        return sum(block.reserved for block in self._quarantine.values())
+
+    def hold(self, block: Allocation) -> None:
+        """A running task uses `block` (live): a free of it keeps its range out of the allocator until `release`."""
+        self._holds[block.ptr] = self._holds.get(block.ptr, 0) + 1
+
+    def release(self, block: Allocation) -> None:
+        """One holder of `block` ended; the last one gives a block freed meanwhile back to the allocator."""
+        holders = self._holds.pop(block.ptr) - 1
+        if holders:
+            self._holds[block.ptr] = holders
+        elif self._quarantine.pop(block.ptr, None) is not None:
+            self._allocator.free(block.ptr - self.base, block.reserved)
 
     def malloc(self, size: int, policy: int) -> Allocation:
         """Reserve `size` bytes (> 0); raises OutOfSpace when no block is large enough."""
@@ -103,7 +121,10 @@ class Arena:
         del self._live[ptr]
         self.epoch.value += 1
         self._starts.pop(bisect.bisect_left(self._starts, ptr))
-        self._allocator.free(ptr - self.base, block.reserved)
+        if ptr in self._holds:
+            self._quarantine[ptr] = block
+        else:
+            self._allocator.free(ptr - self.base, block.reserved)
         if len(self._freed) > 4096:
             self._freed.pop(next(iter(self._freed)))
         self._freed[ptr] = block.size

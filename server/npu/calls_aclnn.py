@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from proto.aclnn import OPS, KernelDesc, aclOpExecutor, consume, revalidate
-from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
+from proto.errors import ACL_ERROR_RT_OVER_LIMIT, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 from server.npu.arena import MemoryFault
 from server.npu.context import Context, acl_call, require
 from server.npu.device import Device
+from server.npu.ops.work import elements_computed
 from server.npu.tasks import KernelTask
 
 # Elements a tensor of one kernel may view. The NPU would grind through more; on numpy, 2**31 float32 elements take
@@ -77,8 +78,26 @@ class AclnnCalls(Context):
             start, nbytes = tensor.byte_range()
             if nbytes:
                 pins.append(self._pin(device, name, start, nbytes))
+        self._check_work(api, kernel)
         checked = self.machine.epoch.value  # the pins hold until memory is freed
         return KernelTask(api, kernel, workspace, workspace_size, tuple(pins), work, checked)
+
+    def _check_work(self, api: str, kernel: KernelDesc) -> None:
+        """207012 for a launch beyond the machine's bounds on one launch's work, before anything is done."""
+        machine = self.machine
+        if kernel.workspace_size > machine.max_launch_workspace:
+            raise AclError(
+                ACL_ERROR_RT_OVER_LIMIT,
+                f"{api} needs a {kernel.workspace_size}-byte workspace, more than the {machine.max_launch_workspace} "
+                "bytes one launch may use (VNPU_MAX_LAUNCH_WORKSPACE)",
+            )
+        figure, counted = elements_computed(kernel)
+        if figure > machine.max_launch_elements:
+            raise AclError(
+                ACL_ERROR_RT_OVER_LIMIT,
+                f"{api} computes {figure} elements ({counted}), more than the {machine.max_launch_elements} one "
+                "launch may compute (VNPU_MAX_LAUNCH_ELEMENTS)",
+            )
 
     def _pin(self, device: Device, name: str, ptr: int, nbytes: int) -> tuple[int, object]:
         """(ptr, the allocation it lies in) once [ptr, ptr + nbytes) is checked to be live memory of this context

@@ -24,7 +24,6 @@ runs (freed memory, a result too small for a count read from memory) fails it wi
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -38,7 +37,7 @@ from proto.errors import ACL_ERROR_RT_PARAM_INVALID
 from proto.randomnum import RT_DATA_TYPES, aclrtRandomNumTaskInfo, aclrtRandomParaInfo, rtRandomNumDataType
 from server.npu import randomgen
 from server.npu.context import Context, acl_call, require
-from server.npu.tasks import Pins, check_pins
+from server.npu.tasks import Pins, check_pins, offload
 
 if TYPE_CHECKING:
     from server.npu.device import Machine
@@ -130,7 +129,7 @@ class RandomNumTask:
         words = randomgen.Words(seed, int.from_bytes(state.tobytes(), "little"))
         fill = partial(randomgen.generate, self.func, self.dtype, first, second, count, words, out)
         if nbytes > machine.offload_bytes:
-            await asyncio.get_running_loop().run_in_executor(machine.pool, fill)
+            await offload(lane, self.pins, fill)
         else:
             fill()
         state[:] = np.frombuffer(words.counter.to_bytes(COUNTER_BYTES, "little"), np.uint8)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import heapq
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from itertools import count
 from typing import TYPE_CHECKING
 
@@ -23,10 +22,13 @@ from server.npu.arena import Allocation, Arena, Epoch, MemoryFault
 from server.npu.hostmem import HostMemory
 from server.npu.ops import ViewCache
 from server.npu.ops.plans import PlanCache
+from server.npu.pool import KernelPool
 from server.npu.trace import Tracer
 from server.npu.vmem import Mapping, PhysicalMemory, VirtualSpace, Window
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from server.npu.calls_ipcmem import IpcMemory
     from server.npu.event import Event
     from server.npu.notify import Notify
@@ -39,6 +41,10 @@ VIRTUAL_OFFSET = DEVICE_STRIDE // 2  # where a device's virtual zone starts in i
 # reaches that duration at ~4-6 MB touched. Below it the hop would cost more than the kernel; above it the
 # kernel would stall the loop (and every other stream and client) for longer than a hop.
 OFFLOAD_BYTES = 4 << 20
+# The work of one launch (server.npu.launch_bounds): elements computed, workspace bytes, seconds on the pool.
+MAX_LAUNCH_ELEMENTS = 1 << 33  # VNPU_MAX_LAUNCH_ELEMENTS: numpy does ~1e9 a second per core
+MAX_LAUNCH_WORKSPACE = 4 << 30  # VNPU_MAX_LAUNCH_WORKSPACE
+LAUNCH_TIMEOUT = 60.0  # VNPU_LAUNCH_TIMEOUT
 
 
 class Limit:
@@ -127,6 +133,10 @@ class Machine:
         kernel_threads: int | None = None,
         trace_capacity: int = 100_000,
         max_while_iterations: int = MAX_WHILE_ITERATIONS,
+        max_launch_elements: int = MAX_LAUNCH_ELEMENTS,
+        max_launch_workspace: int = MAX_LAUNCH_WORKSPACE,
+        launch_timeout: float = LAUNCH_TIMEOUT,
+        pool_share: int | None = None,
     ) -> None:
         self.epoch = Epoch()  # moves on every free of device memory
         self.devices = [
@@ -140,7 +150,11 @@ class Machine:
         self.offload_bytes = offload_bytes
         self.max_while_iterations = max_while_iterations  # body runs of one WHILE evaluation (server.npu.cond)
         self.tracer = Tracer(trace_capacity)
-        self.pool = ThreadPoolExecutor(kernel_threads or os.cpu_count() or 2, thread_name_prefix="vnpu-kernel")
+        self.max_launch_elements, self.max_launch_workspace = max_launch_elements, max_launch_workspace
+        self.launch_timeout = launch_timeout
+        threads = kernel_threads or os.cpu_count() or 2
+        # one context may take half the kernel threads (at least one): the rest stay for the others
+        self.pool = KernelPool(threads, pool_share or max(1, threads // 2))
         self._handles = count(0x1000)
         self.ipc_events: dict[bytes, Event] = {}  # aclrtIpcGetEventHandle's handles, for any context to open
         self.ipc_notifies: dict[str, Notify] = {}  # aclrtNotifyGetExportKey's keys, for any context to import
@@ -163,6 +177,21 @@ class Machine:
             return device.find(ptr)
         return self.host.find(ptr) if ptr in self.host else None
 
+    def hold(self, pins: Iterable[tuple[int, object]]) -> list[tuple[Arena, Allocation]]:
+        """Hold the device allocations of a task's pins while it runs off the loop (see `server.npu.arena`)."""
+        held = []
+        for ptr, owner in pins:
+            device = self.device_of(ptr)
+            if isinstance(owner, Allocation) and device is not None and ptr in device.arena:
+                device.arena.hold(owner)
+                held.append((device.arena, owner))
+        return held
+
+    @staticmethod
+    def release(held: list[tuple[Arena, Allocation]]) -> None:
+        for arena, block in held:
+            arena.release(block)
+
     def device_region(self, ptr: int, nbytes: int) -> np.ndarray:
         """A uint8 view of [ptr, ptr + nbytes) of device memory, as a kernel reads it: AclError 507053 unless
         all of it is live device memory."""
@@ -184,5 +213,5 @@ class Machine:
         raise MemoryFault(f"{ptr:#x} is neither device memory (aclrtMalloc) nor pinned host memory (aclrtMallocHost)")
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool.close()  # a kernel still running is abandoned: the process does not wait for it
         self.host.close()

@@ -7,11 +7,15 @@ allocation -- the task fails with ACL_ERROR_RT_DEVICE_MEM_ERROR naming the addre
 reused memory (undefined behaviour on the real device). A kernel, the one task a replay runs by the thousand,
 checks its pins again only after some device memory has been freed (`Machine.epoch`), and runs the plan of its
 description from the machine's `PlanCache` (its views, dtypes and numpy call resolved once).
+
+A big task runs on the kernel pool (`offload`), holding its allocations meanwhile: one freed during the run is
+quarantined until the run ends (`server.npu.arena`), and the task then fails like one that found it freed.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
@@ -19,10 +23,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from proto.aclnn import KernelDesc
-from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACL_ERROR_RT_STREAM_ABORT, ACL_ERROR_RT_WAIT_TIMEOUT, AclError
+from proto.errors import (
+    ACL_ERROR_RT_AICORE_TIMEOUT,
+    ACL_ERROR_RT_DEVICE_MEM_ERROR,
+    ACL_ERROR_RT_STREAM_ABORT,
+    ACL_ERROR_RT_WAIT_TIMEOUT,
+    AclError,
+)
 from server.npu.arena import MemoryFault
 from server.npu.event import Event, RecordMark
-from server.npu.ops import run_kernel
+from server.npu.ops import plan_kernel, uncached
+from server.npu.pool import PoolClosed
 
 if TYPE_CHECKING:
     from server.npu.stream import Lane
@@ -31,13 +42,41 @@ if TYPE_CHECKING:
 Pins = tuple[tuple[int, object], ...]  # (pointer, the allocation it fell in at issue time)
 
 
-def check_pins(lane: Lane, pins: Pins) -> None:
+def check_pins(lane: Lane, pins: Pins, when: str = "") -> None:
     for ptr, owner in pins:
         if lane.machine.owner(ptr) is not owner:
             raise AclError(
                 ACL_ERROR_RT_DEVICE_MEM_ERROR,
-                f"invalid memory access: the allocation that held {ptr:#x} when the task was issued has been freed",
+                f"invalid memory access: the allocation that held {ptr:#x} when the task was issued has been freed"
+                + when,
             )
+
+
+async def offload(lane: Lane, pins: Pins, work: Callable[[], object]) -> None:
+    """Run `work` on the kernel pool, holding the allocations of `pins` until it has ended.
+
+    Fails with 507053 if one of them was freed during the run (its range stayed quarantined), and with 507014,
+    the AI Core timeout, after the machine's launch time limit: the run is abandoned, ends in the background and
+    keeps its memory held until then."""
+    machine = lane.machine
+    held = machine.hold(pins)
+    try:
+        done = machine.pool.submit(lane.where.owner, work)
+    except PoolClosed:
+        machine.release(held)
+        raise AclError(ACL_ERROR_RT_STREAM_ABORT, "the daemon is shutting down: the task did not run") from None
+    done.add_done_callback(lambda _: machine.release(held))
+    try:
+        await asyncio.wait_for(asyncio.shield(done), machine.launch_timeout)
+    except TimeoutError:
+        raise AclError(
+            ACL_ERROR_RT_AICORE_TIMEOUT,
+            f"the task ran longer than {machine.launch_timeout:g} s, the launch time limit (VNPU_LAUNCH_TIMEOUT): "
+            "vnpu abandoned it; it ends in the background and its memory is not reused before",
+        ) from None
+    except PoolClosed:
+        raise AclError(ACL_ERROR_RT_STREAM_ABORT, "the daemon is shutting down: the task did not run") from None
+    check_pins(lane, pins, " while the task ran (what it wrote there was discarded)")
 
 
 def _region(lane: Lane, ptr: int, nbytes: int) -> np.ndarray:
@@ -73,8 +112,8 @@ class KernelTask:
             machine.plans.get(self.kernel, self.workspace, self.workspace_size)()
             return
         workspace = machine.device_region(self.workspace, self.workspace_size) if self.workspace_size else None
-        launch = partial(run_kernel, self.kernel, machine.device_region, workspace)  # fresh views: off the loop
-        await asyncio.get_running_loop().run_in_executor(machine.pool, launch)
+        # fresh views, resolved here on the loop (where memory is freed), run on the pool
+        await offload(lane, self.pins, plan_kernel(self.kernel, uncached(machine.device_region), workspace))
 
 
 @dataclass(frozen=True)
@@ -93,7 +132,7 @@ class MemcpyTask:
         src = _region(lane, self.src, self.count)
         dst = _region(lane, self.dst, self.count)
         if self.count > lane.machine.offload_bytes:
-            await asyncio.get_running_loop().run_in_executor(lane.machine.pool, np.copyto, dst, src)
+            await offload(lane, self.pins, partial(np.copyto, dst, src))
         else:
             dst[:] = src
 
