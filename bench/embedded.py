@@ -150,7 +150,7 @@ def figure11(bench: Bench) -> list[Row]:
             "the same step driven directly through server.npu in-process",
             device,
             ratio=[e / d for e, d in zip(ours, device, strict=True)],
-            ratio_meaning="x the device's own cost",
+            ratio_meaning="the device's own cost",
             goal=Goal("<=", 1.5),
             extra={"steps_per_rep": steps},
         ),
