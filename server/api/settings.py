@@ -42,6 +42,10 @@ class Settings:
     max_message: int = 256 << 20  # WebSocket message
     context_memory: int | None = None  # device + pinned bytes per context
     context_handles: int | None = 100_000  # streams, events, models, task groups per context
+    # with tokens naming two tenants or more (server.npu.quota): what one tenant may hold in all its contexts
+    tenant_share: float = 0.5  # of each device's limit: max_streams, max_events, max_models, memory (all devices)
+    tenant_contexts: int = 64  # contexts (processes, REST sessions that opened one)
+    tenant_sessions: int = 256  # sessions (WebSocket connections, REST sessions)
     max_pending: int = 4096  # calls queued per connection and client thread before the reader stops
     max_pending_bytes: int = 64 << 20  # bytes of calls queued per connection before the reader stops
     head_timeout: float = 10.0  # seconds a connection has to send a complete request head (slowloris)
@@ -91,8 +95,9 @@ def _convert(name: str, raw: str) -> object:
     if name in ("memory", "max_body", "max_message", "context_memory", "max_pending_bytes"):
         return parse_size(raw)
     if name in ("port", "devices", "max_models", "max_streams", "max_events", "context_handles", "max_pending",
-                "trace_capacity", "max_while_iterations", "keep_ended"):  # fmt: skip
+                "trace_capacity", "max_while_iterations", "keep_ended", "tenant_contexts",
+                "tenant_sessions"):  # fmt: skip
         return int(raw)
-    if name in ("session_idle", "context_grace", "shutdown_deadline", "head_timeout"):
+    if name in ("session_idle", "context_grace", "shutdown_deadline", "head_timeout", "tenant_share"):
         return float(raw)
     return raw
