@@ -19,7 +19,11 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from proto.envelope import explain
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_MEMORY_ALLOCATION,
@@ -29,6 +33,7 @@ from proto.errors import (
     ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
     AclError,
 )
+from server.api.errors import MalformedCall
 from server.api.history import ContextName, History
 from server.api.metrics import Metrics
 from server.api.settings import Settings
@@ -39,6 +44,21 @@ from server.npu.quota import Quota, Share
 log = logging.getLogger("vnpu.sessions")
 RUN_LABEL = re.compile(r"[A-Za-z0-9._-]{1,64}")
 EXPIRED_KEPT = 4096  # expired sessions remembered, to say so when one is named again
+
+
+class SessionRequest(BaseModel):
+    """The body of `POST /v1/sessions` (none: a new context); an unknown field is refused, as on every route."""
+
+    model_config = ConfigDict(extra="forbid")
+    context: str | None = None  # join this context of the tenant's
+    run: Any = None  # label the new context (`Registry.open` says what a label is)
+
+    @classmethod
+    def parse(cls, body: bytes) -> SessionRequest:
+        try:
+            return cls.model_validate_json(body or b"{}")
+        except ValidationError as error:
+            raise MalformedCall(explain(error)) from None
 
 
 @dataclass(eq=False)
