@@ -25,7 +25,7 @@ from urllib.parse import urlencode, urlsplit
 import httpx
 import msgpack
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from client import lasterror
 from client.acl import CONSTANTS, HOST_FUNCTIONS, STRUCTS, not_initialized
@@ -33,6 +33,7 @@ from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.errors import TransportError as TransportError
+from client.errors import refusal
 from client.hostbuf import HostBuffer as HostBuffer
 from client.outbox import AsyncOutbox
 from client.session import LOOPBACK
@@ -64,6 +65,8 @@ class AsyncSession:
                 await session._open_ws(headers)
             else:
                 await session._open_http(headers)
+        except InvalidStatus as error:
+            raise refusal(error.response.status_code, error.response.body, session.config.endpoint) from None
         except (OSError, InvalidHandshake, TimeoutError, httpx.HTTPError) as error:
             raise TransportError(f"cannot reach the vnpu daemon at {session.config.endpoint}: {error}") from None
         return session
@@ -83,7 +86,8 @@ class AsyncSession:
         body = self.config.opening()
         response = await self._http.post("/v1/sessions", json=body)
         if response.status_code != 200:
-            raise TransportError(f"the daemon refused the session: {response.status_code} {response.text[:200]}")
+            await self._http.aclose()
+            raise refusal(response.status_code, response.content, self.config.endpoint)
         self.context_id, self.session_id = response.json()["context"], response.json()["session"]
         self._http.headers["x-vnpu-session"] = self.session_id
 

@@ -22,7 +22,7 @@ from client import streamstate
 from client.callbacks import HostFuncThread
 from client.config import Config
 from client.core import Outgoing, Protocol, prepare, thread_identity
-from client.errors import TransportError
+from client.errors import TransportError, refusal
 from client.hostbuf import HostBuffer
 from client.outbox import Outbox
 from client.wsconn import WsConnection
@@ -59,6 +59,8 @@ class Session:
             self._resources.callback(self._ws.close)
             hello = msgpack.unpackb(self._ws.recv())["hello"]
             self._ws.set_timeout(None)
+        except InvalidStatus as error:
+            raise refusal(error.response.status_code, error.response.body, self.config.endpoint) from None
         except (OSError, InvalidHandshake, TimeoutError, ConnectionClosed) as error:
             raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {_reason(error)}") from None
         self.context_id, self.session_id = hello["context"], hello["session"]
@@ -73,7 +75,8 @@ class Session:
         except httpx.HTTPError as error:
             raise TransportError(f"cannot reach the vnpu daemon at {self.config.endpoint}: {error}") from None
         if response.status_code != 200:
-            raise TransportError(f"the daemon refused the session: {response.status_code} {response.text[:200]}")
+            self._http.close()
+            raise refusal(response.status_code, response.content, self.config.endpoint)
         self.context_id, self.session_id = response.json()["context"], response.json()["session"]
         self._http.headers["x-vnpu-session"] = self.session_id
 

@@ -14,6 +14,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from client.config import Config
+from client.errors import TransportError
+from client.session import Session
 from proto.errors import ACL_ERROR_RT_NO_STREAM_RESOURCE, ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, AclError
 from server.api.sessions import Registry
 from server.app import create_app
@@ -154,5 +157,29 @@ async def test_a_killed_client_gives_its_tenant_counts_back(tmp_path: Path) -> N
         if proc.returncode is None:
             proc.kill()
             await asyncio.wait_for(proc.wait(), 10)
+        server.server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+async def test_the_client_is_told_its_quota_as_an_acl_error(tmp_path: Path) -> None:
+    """A session refused at its opening (the WebSocket handshake, POST /v1/sessions) is aclInit's AclError with the
+    daemon's code and message, not a transport error about tokens."""
+    server, task = await start_live(make_settings(tokens_file=tokens(tmp_path), tenant_sessions=1))
+    first = await asyncio.to_thread(Session, Config(server.url, "token-of-alice"))
+    try:
+        for transport in ("ws", "http"):
+            with pytest.raises(AclError) as info:
+                await asyncio.to_thread(Session, Config(server.url, "token-of-alice", transport))
+            assert (info.value.code, info.value.api) == (ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, "aclInit")
+            assert info.value.message == (
+                "tenant 'alice' holds 1 of its quota of 1 sessions (VNPU_TENANT_SESSIONS=1): 1 more does not fit"
+            )
+        with pytest.raises(TransportError, match="HTTP 401, a valid token is required"):
+            await asyncio.to_thread(Session, Config(server.url, "token-of-nobody"))
+        await asyncio.to_thread(first.close)
+        await eventually(lambda: server.app.state.registry.quotas["alice"].used()["session"] == 0)
+        second = await asyncio.to_thread(Session, Config(server.url, "token-of-alice"))
+        await asyncio.to_thread(second.close)
+    finally:
         server.server.should_exit = True
         await asyncio.wait_for(task, 10)
