@@ -34,7 +34,7 @@ from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.embedded import AsyncEmbeddedConnection
 from client.errors import TransportError as TransportError
-from client.errors import unreachable
+from client.errors import refusal
 from client.hostbuf import HostBuffer as HostBuffer
 from client.outbox import AsyncOutbox
 from client.session import EMBEDDED_WS_ONLY, refused
@@ -94,7 +94,7 @@ class AsyncSession:
             raise
         if response.status_code != 200:
             await self._http.aclose()
-            raise unreachable(self.config.endpoint, response.text, response.status_code, bool(self.config.token))
+            raise refusal(self.config.endpoint, response.status_code, response.content, bool(self.config.token))
         self.context_id, self.session_id = response.json()["context"], response.json()["session"]
         self._http.headers["x-vnpu-session"] = self.session_id
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from proto.errors import ACL_ERROR_INVALID_FILE, ACL_ERROR_PARSE_FILE, AclError
+from proto.errors import ACL_ERROR_INVALID_FILE, ACL_ERROR_INVALID_PARAM, ACL_ERROR_PARSE_FILE, AclError
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:9470"
 EMBEDDED = "embedded"  # the endpoint that runs the device inside this process
@@ -64,26 +64,50 @@ def read_config(path: str) -> dict[str, Any]:
     return data
 
 
+def daemon_url(value: object, source: str) -> str:
+    """The daemon's URL `value` (from `source`) as the client uses it, http(s)://host[:port] (a ws(s):// one names
+    the same daemon); anything else is AclError 100000 naming the setting and the accepted form."""
+    try:
+        parts = urlsplit(value) if isinstance(value, str) else None
+        valid = parts is not None and parts.scheme in ("http", "https", "ws", "wss") and bool(parts.hostname)
+        valid = valid and parts is not None and parts.port != 0
+    except ValueError:  # a port that is not a number
+        valid = False
+    if not valid or not isinstance(value, str):
+        raise AclError(
+            ACL_ERROR_INVALID_PARAM,
+            f"{source} {value!r} is not a daemon URL: use http://host:port or https://host:port "
+            f"(e.g. {DEFAULT_ENDPOINT})",
+            "aclInit",
+        )
+    url = value.rstrip("/")
+    return "http" + url[2:] if url.startswith("ws") else url
+
+
+def _choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, default).lower()
+    if value not in choices:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{name} {value!r} is not one of {', '.join(choices)}", "aclInit")
+    return value
+
+
 def load(config_path: str | None = None) -> Config:
     env = os.environ
     endpoint, token = env.get("VNPU_ENDPOINT", DEFAULT_ENDPOINT), env.get("VNPU_TOKEN") or None
+    source = "VNPU_ENDPOINT"
     if config_path:
         data = read_config(config_path).get("vnpu", {})
         if not isinstance(data, dict):
             raise AclError(ACL_ERROR_PARSE_FILE, f'config file {config_path}: "vnpu" must be an object', "aclInit")
-        endpoint, token = data.get("endpoint", endpoint), data.get("token", token)
-    transport = env.get("VNPU_TRANSPORT", "ws").lower()
-    if transport not in ("ws", "http"):
-        raise ValueError(f"VNPU_TRANSPORT must be ws or http, not {transport!r}")
-    host_memory = env.get("VNPU_HOST_MEMORY", "auto").lower()
-    if host_memory not in ("auto", "local", "remote"):
-        raise ValueError(f"VNPU_HOST_MEMORY must be auto, local or remote, not {host_memory!r}")
+        if "endpoint" in data:
+            endpoint, source = data["endpoint"], f"config file {config_path}: vnpu.endpoint"
+        token = data.get("token", token)
     return Config(
-        endpoint=endpoint.rstrip("/"),
+        endpoint=daemon_url(endpoint, source),
         token=token,
-        transport=transport,
+        transport=_choice("VNPU_TRANSPORT", "ws", ("ws", "http")),
         launch_blocking=env.get("VNPU_LAUNCH_BLOCKING", "0") not in ("", "0"),
-        host_memory=host_memory,
+        host_memory=_choice("VNPU_HOST_MEMORY", "auto", ("auto", "local", "remote")),
         context=env.get("VNPU_CONTEXT") or None,
         devices=env.get("VNPU_DEVICES") or None,
         run=env.get("VNPU_RUN") or None,

@@ -4,6 +4,10 @@ itself failed (a vnpu fault, HTTP 5xx)."""
 
 from __future__ import annotations
 
+import json
+
+from proto.errors import AclError
+
 
 class VnpuError(Exception):
     """Base of the errors that are not ACL errors."""
@@ -27,3 +31,17 @@ def unreachable(endpoint: str, reason: str, status: int | None = None, token: bo
         return TransportError(f"the vnpu daemon at {endpoint} refused the session: HTTP {status} {reason[:200]}")
     hint = " (is it running? `vnpu serve` starts one)" if "refused" in reason.lower() else ""
     return TransportError(f"cannot reach the vnpu daemon at {endpoint}: {reason}{hint}")
+
+
+def refusal(endpoint: str, status: int, body: bytes | bytearray | str, token: bool) -> Exception:
+    """Why the daemon answered `status` to a session's opening: the AclError its JSON error body carries (aclInit's:
+    a tenant's quota, a context that has ended), else the TransportError saying what to do (a token, for 401)."""
+    try:
+        error = AclError.from_dict(json.loads(body)["error"])
+    except (ValueError, TypeError, KeyError):
+        text = body if isinstance(body, str) else bytes(body).decode(errors="replace")
+        return unreachable(endpoint, text, status, token)
+    if status == 401:
+        return unreachable(endpoint, error.message, status, token)
+    error.api = error.api or "aclInit"
+    return error

@@ -23,7 +23,7 @@ from client.callbacks import HostFuncThread
 from client.config import Config
 from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.embedded import EmbeddedConnection
-from client.errors import TransportError, unreachable
+from client.errors import TransportError, refusal, unreachable
 from client.hostbuf import HostBuffer
 from client.outbox import Outbox
 from client.wsconn import WsConnection
@@ -80,7 +80,7 @@ class Session:
             raise refused(self.config, error) from None
         if response.status_code != 200:
             self._http.close()
-            raise unreachable(self.config.endpoint, response.text, response.status_code, bool(self.config.token))
+            raise refusal(self.config.endpoint, response.status_code, response.content, bool(self.config.token))
         self.context_id, self.session_id = response.json()["context"], response.json()["session"]
         self._http.headers["x-vnpu-session"] = self.session_id
 
@@ -216,8 +216,10 @@ EMBEDDED_JOIN = (
 )
 
 
-def refused(config: Config, error: BaseException) -> TransportError:
-    """The TransportError for a session the daemon did not open (`error` from websockets or httpx)."""
-    status = error.response.status_code if isinstance(error, InvalidStatus) else None
+def refused(config: Config, error: BaseException) -> Exception:
+    """The error for a session the daemon did not open (`error` from websockets or httpx): the daemon's AclError if
+    it answered one, else a TransportError."""
+    if isinstance(error, InvalidStatus):
+        return refusal(config.endpoint, error.response.status_code, error.response.body, bool(config.token))
     reason = (str(error) or type(error).__name__) + (EMBEDDED_JOIN if config.embedded and config.context else "")
-    return unreachable(config.endpoint, reason, status, bool(config.token))
+    return unreachable(config.endpoint, reason, token=bool(config.token))

@@ -76,10 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
         "option given here wins.",
     )
     serve.add_argument("--host", help="address to bind (default 127.0.0.1; without a token, only loopback is safe)")
-    serve.add_argument("--port", type=int, help="TCP port (default 9470)")
-    serve.add_argument("--devices", type=int, help="number of virtual NPUs (default 1; env VNPU_DEVICE_COUNT)")
+    serve.add_argument("--port", help="TCP port (default 9470)")
+    serve.add_argument("--devices", help="number of virtual NPUs (default 1; env VNPU_DEVICE_COUNT)")
     serve.add_argument("--memory", help="device memory per NPU, e.g. 8GiB (default 8GiB)")
-    serve.add_argument("--max-models", type=int, help="aclmdlRI models per device (default 1024)")
+    serve.add_argument("--max-models", help="aclmdlRI models per device (default 1024)")
     serve.add_argument("--token", help="require this bearer token (tenant 'default')")
     serve.add_argument("--tokens-file", help="a file of 'tenant token' lines, one tenant per token")
     serve.add_argument("--ssl-certfile", help="serve HTTPS/WSS with this certificate (PEM); env VNPU_SSL_CERTFILE")
@@ -165,44 +165,51 @@ def _exit_cleanly(signum: int, frame: object) -> None:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from server.api.settings import Settings, parse_size
+    from server.api.listening import Announcing, bind
+    from server.api.settings import Settings
     from server.api.slowclients import guarded
     from server.app import create_app
 
-    settings = Settings.from_env(
-        host=args.host,
-        port=args.port,
-        devices=args.devices,
-        memory=parse_size(args.memory) if args.memory else None,
-        max_models=args.max_models,
-        token=args.token,
-        tokens_file=args.tokens_file,
-        log_level=args.log_level,
-        ssl_certfile=args.ssl_certfile,
-        ssl_keyfile=args.ssl_keyfile,
-    )
+    try:  # options come as text, converted with the variables: one message form for both
+        settings = Settings.from_env(
+            host=args.host,
+            port=args.port,
+            devices=args.devices,
+            memory=args.memory,
+            max_models=args.max_models,
+            token=args.token,
+            tokens_file=args.tokens_file,
+            log_level=args.log_level,
+            ssl_certfile=args.ssl_certfile,
+            ssl_keyfile=args.ssl_keyfile,
+        )
+    except ValueError as error:  # BadSetting, or a tokens file's malformed line
+        print(f"vnpu serve: {error}", file=sys.stderr)
+        return 2
+    try:
+        sock = bind(settings.host, settings.port)
+    except OSError as error:
+        print(f"vnpu serve: cannot listen on {settings.host}:{settings.port}: {error.strerror}", file=sys.stderr)
+        return 1
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     log = logging.getLogger("vnpu")
     if not settings.tokens and settings.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("no token is set and the daemon listens on %s: anyone who reaches it can use it", settings.host)
     elif not settings.tokens:
         log.info("no token is set: listening on loopback only")
-    print(
+    banner = (
         f"vnpu {package_version()} listening on {'https' if settings.ssl_certfile else 'http'}://"
-        f"{settings.host}:{settings.port} -- "
+        f"{settings.host}:{sock.getsockname()[1]} -- "
         f"{settings.devices} device(s) of {format_size(settings.memory)}, "
-        f"{'token required' if settings.tokens else 'no token'}",
-        flush=True,
+        f"{'token required' if settings.tokens else 'no token'}"
     )
     # SIGTERM is how a service manager (systemd, docker stop) stops the daemon: uvicorn shuts down gracefully on it,
     # then raises it again for the previous handler; with the default one the process would die by the signal
     # (exit status 143) after a clean shutdown. This handler makes that a plain exit 0 (before uvicorn starts too).
     signal.signal(signal.SIGTERM, _exit_cleanly)
     _raise_open_files_limit()
-    uvicorn.run(
+    config = uvicorn.Config(
         create_app(settings),
-        host=settings.host,
-        port=settings.port,
         log_level=settings.log_level,
         ws_max_size=settings.max_message,
         ws_per_message_deflate=False,  # compression costs 25x on binary data (measured); keep it off
@@ -211,7 +218,10 @@ def serve(args: argparse.Namespace) -> int:
         ssl_keyfile=settings.ssl_keyfile,
         http=guarded(settings.head_timeout),
     )
-    return 0
+    server = Announcing(config, banner)
+    with contextlib.suppress(KeyboardInterrupt):  # SIGINT, after uvicorn's graceful shutdown (as uvicorn.run does)
+        server.run(sockets=[sock])
+    return 0 if server.started else 3  # uvicorn's code for a failed startup
 
 
 def _raise_open_files_limit() -> None:

@@ -8,7 +8,6 @@ thread (default "main"), which the capture modes and the current device depend o
 
 from __future__ import annotations
 
-import json
 from collections.abc import Hashable
 from typing import Any
 
@@ -21,9 +20,10 @@ from proto.errors import ACL_ERROR_UNINITIALIZE, AclError
 from server.api import dispatch
 from server.api.auth import tenant_of
 from server.api.budget import check_json
-from server.api.errors import ERROR_RESPONSES, MalformedCall, TooLarge
-from server.api.sessions import Registry, Session
+from server.api.errors import ERROR_RESPONSES, TooLarge
+from server.api.sessions import Registry, Session, SessionRequest
 
+SESSION_SCHEMA = SessionRequest.model_json_schema()
 RAW = {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
 
 
@@ -132,18 +132,19 @@ def install(app: FastAPI) -> None:
     async def unknown(api: str) -> None:
         dispatch.lookup(api)  # raises: not in the table
 
-    @router.post("/sessions", tags=["sessions"])
+    @router.post(
+        "/sessions",
+        tags=["sessions"],
+        openapi_extra={
+            "requestBody": {"content": {"application/json": {"schema": SessionRequest.model_json_schema()}}}
+        },
+    )
     async def open_session(request: Request) -> dict[str, str]:
         """A new session, in a new context or (body `{"context": id}`) joining one of yours; `{"run": label}` labels
         a new context (`vnpu trace -- cmd` records the contexts of its run)."""
-        body = await json_body_of(request)
-        try:
-            parsed = json.loads(body) if body else {}
-        except ValueError as error:
-            raise MalformedCall(f"the body is not JSON: {error}") from None
-        context, run = (parsed.get("context"), parsed.get("run")) if isinstance(parsed, dict) else (None, None)
+        opening = SessionRequest.parse(await json_body_of(request))
         tenant = tenant_of(request, request.app.state.settings.tokens)
-        session = registry(request).open(tenant, "rest", context, run)
+        session = registry(request).open(tenant, "rest", opening.context, opening.run)
         return {"session": session.id, "context": session.context.id}
 
     @router.delete("/sessions/{session_id}", tags=["sessions"])

@@ -19,17 +19,46 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
-from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from proto.envelope import explain
+from proto.errors import (
+    ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_RT_MEMORY_ALLOCATION,
+    ACL_ERROR_RT_NO_EVENT_RESOURCE,
+    ACL_ERROR_RT_NO_MODEL_RESOURCE,
+    ACL_ERROR_RT_NO_STREAM_RESOURCE,
+    ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
+    AclError,
+)
+from server.api.errors import MalformedCall
 from server.api.history import ContextName, History
 from server.api.metrics import Metrics
 from server.api.settings import Settings
 from server.npu import Machine, Runtime
 from server.npu.caller import ClientThread
+from server.npu.quota import Quota, Share
 
 log = logging.getLogger("vnpu.sessions")
 RUN_LABEL = re.compile(r"[A-Za-z0-9._-]{1,64}")
 EXPIRED_KEPT = 4096  # expired sessions remembered, to say so when one is named again
+
+
+class SessionRequest(BaseModel):
+    """The body of `POST /v1/sessions` (none: a new context); an unknown field is refused, as on every route."""
+
+    model_config = ConfigDict(extra="forbid")
+    context: str | None = None  # join this context of the tenant's
+    run: Any = None  # label the new context (`Registry.open` says what a label is)
+
+    @classmethod
+    def parse(cls, body: bytes) -> SessionRequest:
+        try:
+            return cls.model_validate_json(body or b"{}")
+        except ValidationError as error:
+            raise MalformedCall(explain(error)) from None
 
 
 @dataclass(eq=False)
@@ -89,11 +118,24 @@ class Registry:
         self._default_rest: dict[str, Session] = {}  # tenant -> the session of REST calls that name none
         self.expired: OrderedDict[str, str] = OrderedDict()  # session id -> how it expired (the newest EXPIRED_KEPT)
         self.history = History(settings.keep_ended)
+        self.quotas: dict[str, Quota] = {}  # tenant -> its quota, with two tenants or more
+        self._shared = len(set(settings.tokens.values())) > 1
+
+    def quota(self, tenant: str) -> Quota | None:
+        """The tenant's quota (made at its first session), or None when the tokens name one tenant or none."""
+        if not self._shared:
+            return None
+        if tenant not in self.quotas:
+            self.quotas[tenant] = Quota(tenant, tenant_shares(self.settings))
+        return self.quotas[tenant]
 
     def open(self, tenant: str, kind: str, context_id: str | None = None, run: str | None = None) -> Session:
         """A new session, in a new context (labelled `run`, if given) or joining `context_id` (the tenant's)."""
         if run is not None and not (isinstance(run, str) and RUN_LABEL.fullmatch(run)):
             raise AclError(ACL_ERROR_INVALID_PARAM, f"run {str(run)[:80]!r} is not a label: 1-64 of A-Z a-z 0-9 . _ -")
+        quota = self.quota(tenant)
+        if quota is not None:
+            quota.check("session")
         if context_id:
             entry = self.contexts.get(context_id)
             if entry is None or entry.tenant != tenant:
@@ -102,10 +144,15 @@ class Registry:
                 entry.reclaim.cancel()
                 entry.reclaim = None
         else:
-            runtime = Runtime(self.machine, self.settings.context_memory, self.settings.context_handles)
+            if quota is not None:
+                quota.take("context")
+            settings = self.settings
+            runtime = Runtime(self.machine, settings.context_memory, settings.context_handles, quota)
             entry = ContextEntry(secrets.token_hex(8), tenant, runtime)
             self.contexts[entry.id] = entry
             self.history.opened(runtime, ContextName(entry.id, tenant, run))
+        if quota is not None:
+            quota.take("session")
         session = Session(secrets.token_hex(8), entry, kind, self.metrics)
         entry.sessions.add(session)
         self.sessions[session.id] = session
@@ -139,6 +186,8 @@ class Registry:
             return
         entry = session.context
         entry.sessions.discard(session)
+        if entry.runtime.quota is not None:
+            entry.runtime.quota.give("session")
         log.info("session %s closed", session.id)
         if entry.sessions and entry.runtime.abandon_updates(session.began):  # others of the context go on
             log.info("session %s left task updates unfinished: they end unapplied", session.id)
@@ -182,9 +231,31 @@ class Registry:
         if entry.sessions or self.contexts.get(entry.id) is not entry:
             return
         del self.contexts[entry.id]
+        if entry.runtime.quota is not None:
+            entry.runtime.quota.give("context")
         try:
             self.history.ending(entry.runtime)
             await entry.runtime.release_all()
         except Exception:  # a vnpu bug: keep the daemon up, say so
             log.exception("releasing context %s failed", entry.id)
         log.info("context %s of tenant %s reclaimed", entry.id, entry.tenant)
+
+
+def tenant_shares(settings: Settings) -> dict[str, Share]:
+    """What one tenant may hold (VNPU_TENANT_*), kind by kind, with the resource's code when it is reached."""
+    share = settings.tenant_share
+
+    def of(unit: str, name: str, limit: int, code: int) -> Share:
+        return Share(unit, int(share * limit), code, f"VNPU_TENANT_SHARE={share:g} of {name}={limit}")
+
+    def count(unit: str, name: str, limit: int) -> Share:
+        return Share(unit, limit, ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, f"{name}={limit}")
+
+    return {
+        "stream": of("streams", "VNPU_MAX_STREAMS", settings.max_streams, ACL_ERROR_RT_NO_STREAM_RESOURCE),
+        "event": of("events", "VNPU_MAX_EVENTS", settings.max_events, ACL_ERROR_RT_NO_EVENT_RESOURCE),
+        "model": of("models", "VNPU_MAX_MODELS", settings.max_models, ACL_ERROR_RT_NO_MODEL_RESOURCE),
+        "memory": of("bytes of memory", "VNPU_MEMORY", settings.memory, ACL_ERROR_RT_MEMORY_ALLOCATION),
+        "context": count("contexts", "VNPU_TENANT_CONTEXTS", settings.tenant_contexts),
+        "session": count("sessions", "VNPU_TENANT_SESSIONS", settings.tenant_sessions),
+    }

@@ -5,13 +5,22 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 
 from server.npu.device import LAUNCH_TIMEOUT, MAX_LAUNCH_ELEMENTS, MAX_LAUNCH_WORKSPACE
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
 _UNITS |= {"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+
+
+# settings that are ints written as sizes
+SIZES = ("memory", "max_body", "max_message", "context_memory", "max_pending_bytes", "max_launch_workspace")
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+class BadSetting(ValueError):
+    """A setting whose value is not of its accepted form: the message, one line, names both."""
 
 
 def parse_size(text: str | int) -> int:
@@ -45,6 +54,10 @@ class Settings:
     max_message: int = 256 << 20  # WebSocket message
     context_memory: int | None = None  # device + pinned bytes per context
     context_handles: int | None = 100_000  # streams, events, models, task groups per context
+    # with tokens naming two tenants or more (server.npu.quota): what one tenant may hold in all its contexts
+    tenant_share: float = 0.5  # of each device's limit: max_streams, max_events, max_models, memory (all devices)
+    tenant_contexts: int = 64  # contexts (processes, REST sessions that opened one)
+    tenant_sessions: int = 256  # sessions (WebSocket connections, REST sessions)
     max_pending: int = 4096  # calls queued per connection and client thread before the reader stops
     max_pending_bytes: int = 64 << 20  # bytes of calls queued per connection before the reader stops
     head_timeout: float = 10.0  # seconds a connection has to send a complete request head (slowloris)
@@ -62,10 +75,20 @@ class Settings:
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # token -> tenant, built from the above
 
     def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise BadSetting(f"VNPU_PORT (--port) {self.port} is not a TCP port: use 0 to 65535 (default 9470)")
+        if not 0 < self.tenant_share <= 1:
+            raise BadSetting(f"VNPU_TENANT_SHARE {self.tenant_share:g} is not a fraction: use more than 0, up to 1")
+        if self.log_level not in LOG_LEVELS:
+            raise BadSetting(f"VNPU_LOG_LEVEL (--log-level) {self.log_level!r} is not one of {', '.join(LOG_LEVELS)}")
         if self.token:
             self.tokens[self.token] = "default"
         if self.tokens_file:
-            for number, line in enumerate(Path(self.tokens_file).read_text().splitlines(), 1):
+            try:
+                text = Path(self.tokens_file).read_text()
+            except OSError as error:
+                raise BadSetting(f"VNPU_TOKENS_FILE (--tokens-file) {self.tokens_file}: {error.strerror}") from None
+            for number, line in enumerate(text.splitlines(), 1):
                 if line.strip() and not line.lstrip().startswith("#"):
                     parts = line.split()
                     if len(parts) != 2:
@@ -76,16 +99,18 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: object) -> Settings:
-        """Defaults, then VNPU_* variables, then explicit `overrides` (command-line options that were given)."""
+        """Defaults, then VNPU_* variables, then explicit `overrides` (command-line options that were given, as
+        text or values); BadSetting names a value that is not of its setting's form."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         for f in fields(cls):
-            if f.name == "tokens":
-                continue
             raw = env.get(env_name(f.name))
-            if raw is not None:
-                values[f.name] = _convert(f.name, raw)
-        values.update({k: v for k, v in overrides.items() if v is not None})
+            if raw is not None and f.name != "tokens":
+                values[f.name] = _convert(f, raw, f"{env_name(f.name)}=")
+            given = overrides.get(f.name)
+            if given is not None:
+                option = f"--{f.name.replace('_', '-')} "
+                values[f.name] = _convert(f, given, option) if isinstance(given, str) else given
         return cls(**values)  # type: ignore[arg-type]
 
 
@@ -95,22 +120,16 @@ def env_name(setting: str) -> str:
     return "VNPU_DEVICE_COUNT" if setting == "devices" else f"VNPU_{setting.upper()}"
 
 
-_LAUNCH: dict[str, Callable[[str], object]] = {
-    "max_launch_elements": int,
-    "max_launch_workspace": parse_size,
-    "launch_timeout": float,
-    "pool_share": int,
-}
-
-
-def _convert(name: str, raw: str) -> object:
-    if name in _LAUNCH:
-        return _LAUNCH[name](raw)
-    if name in ("memory", "max_body", "max_message", "context_memory", "max_pending_bytes"):
-        return parse_size(raw)
-    if name in ("port", "devices", "max_models", "max_streams", "max_events", "context_handles", "max_pending",
-                "trace_capacity", "max_while_iterations", "keep_ended"):  # fmt: skip
-        return int(raw)
-    if name in ("session_idle", "context_grace", "shutdown_deadline", "head_timeout"):
-        return float(raw)
-    return raw
+def _convert(setting: Field[object], raw: str, given_as: str) -> object:
+    """`raw`, the text of `setting` (`given_as`: "VNPU_PORT=" or "--port "), as the setting's type."""
+    kind = "size" if setting.name in SIZES else str(setting.type).split(" | ")[0]
+    parsers: dict[str, Callable[[str], object]] = {"size": parse_size, "int": int, "float": float}
+    parse = parsers.get(kind)
+    if parse is None:
+        return raw
+    try:
+        return parse(raw)
+    except ValueError:
+        example = setting.default if setting.default not in (None, MISSING) else 1
+        forms = {"size": "a size (e.g. 8GiB, 512MiB, 1048576)", "int": f"a whole number (e.g. {example})"}
+        raise BadSetting(f"{given_as}{raw!r} is not {forms.get(kind, f'a number (e.g. {example})')}") from None

@@ -43,7 +43,7 @@ class BuildCalls(Context):
         require(flag == 0, f"flag is reserved and must be 0, got {flag:#x}", ACL_ERROR_RT_PARAM_INVALID)
         owner = self.acl_context()
         self.check_handles()
-        owner.device.models.take()
+        owner.device.models.take(self.quota)
         model = BuildModel(self.machine.new_handle(), owner.device, owner)
         self.models[model.handle] = model
         return model.handle

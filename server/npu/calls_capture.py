@@ -51,7 +51,7 @@ class CaptureCalls(Context):
                 f"{target} is bound to {self.bound[target].model} (aclmdlRIBindStream): a model stream cannot capture",
             )
         self.check_handles()
-        target.device.models.take()
+        target.device.models.take(self.quota)
         model = ModelRI(self.machine.new_handle(), target.device)
         self.models[model.handle] = model
         self.capturing[target] = Capture(model, target, mode, caller_thread())

@@ -160,7 +160,7 @@ class CondCalls(CaptureCalls):
         return cond
 
     def _sub_model(self, parent: ModelRI) -> ModelRI:
-        parent.device.models.take()
+        parent.device.models.take(self.quota)
         sub = ModelRI(self.machine.new_handle(), parent.device, ModelKind.SUB)
         sub.parent = parent
         parent.children.append(sub)

@@ -19,6 +19,7 @@ from server.npu.context import AclContext, Context, acl_call, require
 from server.npu.device import Device
 from server.npu.event import Event
 from server.npu.model import ModelRI
+from server.npu.quota import Quota
 from server.npu.stream import Stream
 
 
@@ -82,7 +83,7 @@ class DeviceCalls(Context):
         """An ACL context on `device`, with its default stream."""
         if not primary:
             self.check_handles()
-        device.streams.take()
+        device.streams.take(self.quota)
         stream = Stream(self.machine.new_handle(), device, self.machine, default=True, owner=self)
         made = AclContext(self.machine.new_handle(), device, stream, primary)
         self.acl_contexts[made.handle] = made
@@ -144,7 +145,7 @@ class DeviceCalls(Context):
     async def close_streams(self, streams: list[Stream]) -> None:
         """Tear `streams` down: out of the tables at once (see `forget_streams`), then closed after their work."""
         self.forget_streams(streams)
-        await shut(streams)
+        await shut(streams, self.quota)
 
     def forget_streams(self, streams: list[Stream]) -> None:
         """Take `streams` out of the context's tables (their handles are dead from now on): a capture or an update
@@ -196,7 +197,7 @@ class DeviceCalls(Context):
 
     async def _free(self, held: Held) -> None:
         """Free what `_detach` took, after its work; what went meanwhile by other calls is not freed twice."""
-        await shut(held.streams)
+        await shut(held.streams, self.quota)
         for model in held.models:  # a replay of aclmdlRIExecute (on no stream) finishes on its own
             await model.wait_idle()
         for handle, event in held.events.items():
@@ -221,8 +222,8 @@ class Held:
     existed: frozenset[int]  # the keys of its VMM and host-registration tables (addresses and handles) then
 
 
-async def shut(streams: list[Stream]) -> None:
-    """Close `streams` after their work and give their device slots back."""
+async def shut(streams: list[Stream], quota: Quota | None) -> None:
+    """Close `streams` after their work and give their device slots (and their tenant's) back."""
     for stream in streams:
         await stream.close()
-        stream.device.streams.give()
+        stream.device.streams.give(quota)

@@ -263,7 +263,7 @@ class EventCalls(CaptureEvents):
         self.check_handles()
         event = Event(self.machine.new_handle(), device, flags, api)
         if event.legacy:
-            device.events.take()
+            device.events.take(self.quota)
         self.events[event.handle] = event
         return event.handle
 

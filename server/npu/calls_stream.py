@@ -64,10 +64,9 @@ class StreamCalls(Context):
         self.bury(target.handle, "stream")
         return target
 
-    @staticmethod
-    async def _close(stream: Stream) -> None:
+    async def _close(self, stream: Stream) -> None:
         await stream.close()
-        stream.device.streams.give()
+        stream.device.streams.give(self.quota)
 
     @acl_call
     async def aclrtSynchronizeStream(self, stream: int | None) -> None:
@@ -157,7 +156,7 @@ class StreamCalls(Context):
     def _create_stream(self, flags: int, priority: int = 0) -> int:
         device = self.device()
         self.check_handles()
-        device.streams.take()
+        device.streams.take(self.quota)
         stream = Stream(self.machine.new_handle(), device, self.machine, flags, owner=self, priority=priority)
         self.streams[stream.handle] = stream
         self.stream_contexts[stream.handle] = self.acl_context()

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from server.npu.calls_hostreg import Registration
     from server.npu.calls_ipcmem import IpcMemory
     from server.npu.cond import CondHandle
+    from server.npu.quota import Quota
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -123,11 +124,15 @@ def require(condition: bool, message: str, code: int = ACL_ERROR_INVALID_PARAM) 
 class Context:
     """One client context (in CANN terms: one process) of the daemon."""
 
-    def __init__(self, machine: Machine, memory_quota: int | None = None, max_handles: int | None = None) -> None:
+    def __init__(
+        self, machine: Machine, memory_quota: int | None = None, max_handles: int | None = None,
+        quota: Quota | None = None,
+    ) -> None:  # fmt: skip
         self.machine = machine
         self.memory_quota = memory_quota  # bytes of device + pinned host memory this context may hold
         self.max_handles = max_handles  # streams, events, models and task groups this context may hold
-        self.memory_used = 0
+        self.quota = quota  # its tenant's, shared by the tenant's contexts (None: one tenant, no quota)
+        self._memory_used = 0
         self.init_count = 0
         self.acl_contexts: dict[int, AclContext] = {}  # handle -> every live ACL context, primary or created
         self.primaries: dict[int, AclContext] = {}  # device index -> its primary ACL context
@@ -212,14 +217,27 @@ class Context:
             raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{target} is not a stream of this thread's {current}")
         return target
 
+    @property
+    def memory_used(self) -> int:
+        """Bytes of device + pinned host memory the context holds; its tenant's count moves with it."""
+        return self._memory_used
+
+    @memory_used.setter
+    def memory_used(self, value: int) -> None:
+        if self.quota is not None:
+            self.quota.give("memory", self._memory_used - value)
+        self._memory_used = value
+
     def charge_memory(self, size: int) -> None:
-        """Account `size` more bytes to the context, refusing to pass its quota."""
+        """Account `size` more bytes to the context, refusing to pass its quota or its tenant's."""
         if self.memory_quota is not None and self.memory_used + size > self.memory_quota:
             raise AclError(
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 f"this context's memory quota is {self.memory_quota} bytes and {self.memory_used} are in use: "
                 f"{size} more do not fit",
             )
+        if self.quota is not None:
+            self.quota.check("memory", size)
         self.memory_used += size
 
     def check_handles(self) -> None:
@@ -294,7 +312,7 @@ class Context:
             return
         event.destroy()
         if event.legacy:
-            event.device.events.give()
+            event.device.events.give(self.quota)
         if event.ipc_handle is not None:
             self.machine.ipc_events.pop(event.ipc_handle, None)
 
@@ -418,7 +436,7 @@ class Context:
         for handle in model.groups:
             self.groups.pop(handle, None)
         if self.models.pop(model.handle, None) is not None or self.sub_models.pop(model.handle, None) is not None:
-            model.device.models.give()
+            model.device.models.give(self.quota)
             self.bury(model.handle, "model")
 
     def unbind(self, stream: Stream) -> None:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from server.npu.calls_ipcmem import IpcMemory
     from server.npu.event import Event
     from server.npu.notify import Notify
+    from server.npu.quota import Quota
 
 DEFAULT_MEMORY = 8 << 30
 MAX_WHILE_ITERATIONS = 1_000_000  # VNPU_MAX_WHILE_ITERATIONS: a conditional WHILE model's bound per evaluation
@@ -48,18 +49,23 @@ LAUNCH_TIMEOUT = 60.0  # VNPU_LAUNCH_TIMEOUT
 
 
 class Limit:
-    """A counted resource of a device (streams, events, models) with the error code of its exhaustion."""
+    """A counted resource of a device (streams, events, models) with the error code of its exhaustion; a slot
+    taken for a tenant with a quota counts against it too (`what` is its kind there)."""
 
     def __init__(self, what: str, maximum: int, code: int) -> None:
         self.what, self.maximum, self.code, self.used = what, maximum, code, 0
 
-    def take(self) -> None:
+    def take(self, quota: Quota | None = None) -> None:
         if self.used >= self.maximum:
             raise AclError(self.code, f"no {self.what} resource left: all {self.maximum} are in use on this device")
+        if quota is not None:
+            quota.take(self.what)
         self.used += 1
 
-    def give(self) -> None:
+    def give(self, quota: Quota | None = None) -> None:
         self.used -= 1
+        if quota is not None:
+            quota.give(self.what)
 
 
 class IdPool:

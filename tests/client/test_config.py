@@ -10,7 +10,7 @@ import pytest
 
 from client import acl
 from client.config import DEFAULT_ENDPOINT, load
-from proto.errors import ACL_ERROR_INVALID_FILE, ACL_ERROR_PARSE_FILE, AclError
+from proto.errors import ACL_ERROR_INVALID_FILE, ACL_ERROR_INVALID_PARAM, ACL_ERROR_PARSE_FILE, AclError
 
 
 def test_the_file_names_the_endpoint_and_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,3 +50,39 @@ def test_a_bad_file_fails_aclinit_with_the_runtimes_code(
         acl.aclInit(str(path))
     assert info.value.code == code and words in str(info.value) and str(path) in str(info.value)
     assert acl._current is None  # nothing was initialised: the next aclInit starts afresh
+
+
+@pytest.mark.parametrize("endpoint", ["127.0.0.1:9470", "localhost:9470", "http://", "ftp://h", "http://h:port"])
+def test_an_endpoint_that_is_not_a_url_fails_aclinit_in_one_line(
+    endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VNPU_ENDPOINT", endpoint)
+    with pytest.raises(AclError) as info:
+        acl.aclInit()
+    assert (info.value.code, info.value.api) == (ACL_ERROR_INVALID_PARAM, "aclInit")
+    assert info.value.message == (
+        f"VNPU_ENDPOINT {endpoint!r} is not a daemon URL: use http://host:port or https://host:port "
+        f"(e.g. {DEFAULT_ENDPOINT})"
+    )
+    assert acl._current is None
+
+
+def test_the_config_files_endpoint_is_checked_and_a_websocket_url_names_the_daemon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "acl.json"
+    path.write_text(json.dumps({"vnpu": {"endpoint": 9470}}))
+    with pytest.raises(AclError, match=rf"^aclInit: .*config file {path}: vnpu.endpoint 9470 is not a daemon URL"):
+        load(str(path))
+    monkeypatch.setenv("VNPU_ENDPOINT", "wss://npu.example:9470/")
+    assert load().endpoint == "https://npu.example:9470"  # both transports reach it
+
+
+@pytest.mark.parametrize(
+    ("name", "choices"), [("VNPU_TRANSPORT", "ws, http"), ("VNPU_HOST_MEMORY", "auto, local, remote")]
+)
+def test_a_bad_choice_is_an_acl_error(name: str, choices: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(name, "tcp")
+    with pytest.raises(AclError) as info:
+        load()
+    assert (info.value.code, info.value.message) == (ACL_ERROR_INVALID_PARAM, f"{name} 'tcp' is not one of {choices}")

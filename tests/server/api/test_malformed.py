@@ -216,6 +216,26 @@ async def test_pinned_memory_of_2_64_bytes_is_refused(rest: tuple[httpx.AsyncCli
     check_error(r, 400, ACL_ERROR_RT_MEMORY_ALLOCATION)
 
 
+async def test_opening_a_session_refuses_unknown_fields_and_keeps_its_own(
+    rest: tuple[httpx.AsyncClient, RestCaller],
+) -> None:
+    client, caller = rest
+    registry = client._transport.app.state.registry  # type: ignore[attr-defined]
+    before = len(registry.sessions)
+    for body, words in (
+        ({"contxt": "abc"}, "contxt: Extra inputs are not permitted (got 'abc')"),
+        ({"context": 5}, "context: Input should be a valid string (got 5)"),
+        ([1], "Input should be an object"),
+    ):
+        check_error(await client.post("/v1/sessions", json=body), 422, ACL_ERROR_INVALID_PARAM, words)
+    assert len(registry.sessions) == before  # nothing was opened
+    context = registry.sessions[str(caller.session)].context.id
+    joined = await client.post("/v1/sessions", json={"context": context})
+    assert joined.status_code == 200 and joined.json()["context"] == context
+    assert (await client.post("/v1/sessions", json={"run": "nightly-1"})).status_code == 200
+    assert (await caller("aclrtGetDevice"))["deviceId"] == 0  # the session goes on
+
+
 # --- WebSocket ----------------------------------------------------------------------------------------------------
 
 
