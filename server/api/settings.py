@@ -42,8 +42,12 @@ class Settings:
     max_message: int = 256 << 20  # WebSocket message
     context_memory: int | None = None  # device + pinned bytes per context
     context_handles: int | None = 100_000  # streams, events, models, task groups per context
-    max_pending: int = 4096  # calls queued per connection and client thread before the reader stops
-    max_pending_bytes: int = 64 << 20  # bytes of calls queued per connection before the reader stops
+    # a connection's flow (reliability 3, 11, 12, 18, 19): its queued calls, all client threads together, and its
+    # finished replies not yet sent are bounded; a shared context's queued calls run on after a disconnect
+    max_pending: int = 65536  # calls queued per connection before the reader stops
+    max_pending_bytes: int = 64 << 20  # memory of calls queued per connection (as decoded) before the reader stops
+    max_reply_bytes: int = 256 << 20  # bytes of replies a connection may hold unsent before its calls wait
+    disconnect_drain: float = 10.0  # seconds a shared context's queued calls may run after their connection ends
     head_timeout: float = 10.0  # seconds a connection has to send a complete request head (slowloris)
     session_idle: float = 600.0  # seconds before an idle REST session ends
     context_grace: float = 2.0  # seconds a context outlives its last session
@@ -88,11 +92,11 @@ def env_name(setting: str) -> str:
 
 
 def _convert(name: str, raw: str) -> object:
-    if name in ("memory", "max_body", "max_message", "context_memory", "max_pending_bytes"):
+    if name in ("memory", "max_body", "max_message", "context_memory", "max_pending_bytes", "max_reply_bytes"):
         return parse_size(raw)
     if name in ("port", "devices", "max_models", "max_streams", "max_events", "context_handles", "max_pending",
                 "trace_capacity", "max_while_iterations", "keep_ended"):  # fmt: skip
         return int(raw)
-    if name in ("session_idle", "context_grace", "shutdown_deadline", "head_timeout"):
+    if name in ("session_idle", "context_grace", "shutdown_deadline", "head_timeout", "disconnect_drain"):
         return float(raw)
     return raw
