@@ -15,7 +15,15 @@ _UNITS |= {"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 <<
 
 
 # settings that are ints written as sizes
-SIZES = ("memory", "max_body", "max_message", "context_memory", "max_pending_bytes", "max_launch_workspace")
+SIZES = (
+    "memory",
+    "max_body",
+    "max_message",
+    "context_memory",
+    "max_pending_bytes",
+    "max_reply_bytes",
+    "max_launch_workspace",
+)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
@@ -58,8 +66,12 @@ class Settings:
     tenant_share: float = 0.5  # of each device's limit: max_streams, max_events, max_models, memory (all devices)
     tenant_contexts: int = 64  # contexts (processes, REST sessions that opened one)
     tenant_sessions: int = 256  # sessions (WebSocket connections, REST sessions)
-    max_pending: int = 4096  # calls queued per connection and client thread before the reader stops
-    max_pending_bytes: int = 64 << 20  # bytes of calls queued per connection before the reader stops
+    # a connection's flow (reliability 3, 11, 12, 18, 19): its queued calls, all client threads together, and its
+    # finished replies not yet sent are bounded; a shared context's queued calls run on after a disconnect
+    max_pending: int = 65536  # calls queued per connection before the reader stops
+    max_pending_bytes: int = 64 << 20  # memory of calls queued per connection (as decoded) before the reader stops
+    max_reply_bytes: int = 256 << 20  # bytes of replies a connection may hold unsent before its calls wait
+    disconnect_drain: float = 10.0  # seconds a shared context's queued calls may run after their connection ends
     head_timeout: float = 10.0  # seconds a connection has to send a complete request head (slowloris)
     session_idle: float = 600.0  # seconds before an idle REST session ends
     context_grace: float = 2.0  # seconds a context outlives its last session

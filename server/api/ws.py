@@ -6,8 +6,7 @@ batches pipelined calls), taken in order as if each had come alone. Each request
 or -- when it asked for no reply (`reply: false`, a pipelined call) -- only if it fails; an error names the
 call's id and C name. The calls of one client thread run one after another; different threads of a connection
 run independently (so a thread blocked in a synchronize does not stop another thread from recording the event it
-waits for). Each thread's queue is bounded: when it is full the server stops reading, and TCP pushes back on the
-client.
+waits for). What a connection may hold -- queued calls, unsent replies -- is bounded (see `Connection`).
 """
 
 from __future__ import annotations
@@ -15,53 +14,67 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine, Hashable
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import msgpack
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from starlette.websockets import WebSocketState
 
+from proto.calltable import CALLS
 from proto.envelope import Request, error_envelope, parse_request, result_envelope
 from proto.errors import ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_INVALID_PARAM, AclError
 from server.api import budget, dispatch
 from server.api.auth import Unauthorized, offered_subprotocol, tenant_of
 from server.api.budget import TooManyElements
 from server.api.errors import error_response
+from server.api.flow import Budget
 from server.api.sessions import Registry, Session
+from server.api.settings import Settings
 
 log = logging.getLogger("vnpu.ws")
-MAX_THREADS = 1024  # client threads per connection, each with its own bounded queue
+MAX_THREADS = 1024  # client threads per connection, each with its own queue
+PROBE_S = 1.0  # how often a reader that waits for room tells the client so (a dead client's send fails)
+
+Item = tuple[Request, int] | None  # a call and its memory cost; None: no more calls
 
 
 class Connection:
     """One client connection: a reader that queues requests per client thread, one worker per thread.
 
-    Backpressure: a thread's queue holds at most `max_pending` calls and the connection at most
-    `max_pending_bytes` of queued frames (one frame is always let through); when either is full the reader stops
-    reading, and TCP pushes back on the client. When the client goes away, the reader stops waiting at once.
+    Flow: the reader always reads, so a thread blocked in the daemon holds up only itself -- until the queued calls
+    of all threads together reach `max_pending` calls or `max_pending_bytes` of memory (counted as decoded; one
+    frame is always let through). Then the reader stops, TCP pushes back on the client, and every `PROBE_S` it
+    sends the client `{"paused": {"calls", "bytes"}}` (ignored by clients), so a client that died meanwhile is
+    noticed by a failed send and reclaimed. A worker waits before a call while the connection holds
+    `max_reply_bytes` of replies not yet sent (a client that reads no replies). When the client goes, the queued
+    calls of a context other connections share still run, for at most `disconnect_drain` seconds, so what they
+    record reaches the others; a private context's queued calls are dropped, as nobody is left to see them.
     """
 
-    def __init__(
-        self, websocket: WebSocket, session: Session, max_pending: int, max_bytes: int, max_pending_bytes: int
-    ) -> None:
+    def __init__(self, websocket: WebSocket, session: Session, settings: Settings) -> None:
         self.websocket = websocket
-        self.max_bytes = max_bytes
         self.session = session
-        self.max_pending = max_pending
-        self.max_pending_bytes = max_pending_bytes
-        self.threads: dict[Hashable, tuple[asyncio.Queue[tuple[Request, int]], asyncio.Task[None]]] = {}
-        self.queued_bytes = 0
-        self._room = asyncio.Event()  # set whenever queued_bytes drops
-        self.gone = asyncio.Event()  # the client is gone: stop waiting for room
+        self.max_bytes = settings.max_message
+        self.max_pending = settings.max_pending
+        self.drain = settings.disconnect_drain
+        self.pending = Budget(settings.max_pending_bytes)  # queued calls, all threads
+        self.replies = Budget(settings.max_reply_bytes)  # replies made and not yet sent
+        self.queued = 0  # calls queued, all threads
+        self.threads: dict[Hashable, tuple[asyncio.Queue[Item], asyncio.Task[None]]] = {}
+        self.gone = asyncio.Event()  # the client is gone: nothing more to read or answer
         self._send_lock = asyncio.Lock()
+        self._probe: asyncio.Task[None] | None = None
 
     async def send(self, message: dict[str, Any]) -> None:
+        await self._send(msgpack.packb(message, use_bin_type=True))
+
+    async def _send(self, data: bytes) -> None:
         async with self._send_lock:
-            await self.websocket.send_bytes(msgpack.packb(message, use_bin_type=True))
+            await self.websocket.send_bytes(data)
 
     async def receive_forever(self) -> None:
-        while True:
+        while await self._room():
             frame = await self.websocket.receive()
             if frame["type"] == "websocket.disconnect":
                 return
@@ -70,7 +83,7 @@ class Connection:
                 await self.send(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, "send binary msgpack frames")))
                 continue
             try:
-                message = budget.unpack(data)
+                message, cost = budget.unpack_costed(data)
             except TooManyElements as error:
                 await self.send(error_envelope(None, error))
                 continue
@@ -79,11 +92,26 @@ class Connection:
                 continue
             batch = message if isinstance(message, list) else [message]
             for envelope in batch:
-                if not await self._accept(envelope, len(data) // len(batch)):
-                    return
+                await self._accept(envelope, cost // len(batch))
 
-    async def _accept(self, message: object, size: int) -> bool:
-        """Queue one envelope for its thread (or answer why it cannot be); False when the client is gone."""
+    async def _room(self) -> bool:
+        """Wait while the queued calls fill the connection's budget, telling the client; False once it is gone."""
+        while self.queued >= self.max_pending or self.pending.full:
+            dropped: asyncio.Future[Any] = self.pending.dropped()
+            gone = asyncio.ensure_future(self.gone.wait())
+            await asyncio.wait({dropped, gone}, timeout=PROBE_S, return_when=asyncio.FIRST_COMPLETED)
+            idle = not dropped.done()
+            dropped.cancel()
+            gone.cancel()
+            if self.gone.is_set():
+                return False
+            if idle and (self._probe is None or self._probe.done()):
+                notice = {"paused": {"calls": self.queued, "bytes": self.pending.used}}
+                self._probe = asyncio.ensure_future(self._tell(msgpack.packb(notice)))
+        return not self.gone.is_set()
+
+    async def _accept(self, message: object, size: int) -> None:
+        """Queue one envelope for its thread, or answer why it cannot be."""
         try:
             request = parse_request(message)
         except Exception as error:  # answer with the request's id when it could be read
@@ -92,84 +120,102 @@ class Connection:
             if not isinstance(error, AclError):
                 error = AclError(ACL_ERROR_INVALID_PARAM, f"malformed envelope: {type(error).__name__}")
             await self.send(error_envelope(ident if readable else None, error))
-            return True
+            return
         if request.thread not in self.threads and len(self.threads) >= MAX_THREADS:
             too_many = f"a connection may use at most {MAX_THREADS} client threads"
             await self.send(error_envelope(request.id, AclError(ACL_ERROR_INVALID_PARAM, too_many, request.api)))
-            return True
-        while self.queued_bytes and self.queued_bytes + size > self.max_pending_bytes:
-            self._room.clear()
-            if not await self._unless_gone(self._room.wait()):
-                return False
-        queue = self._queue_of(request.thread)
-        if not queue.full():
-            queue.put_nowait((request, size))
-        elif not await self._unless_gone(queue.put((request, size))):
-            return False
-        self.queued_bytes += size
-        return True
+            return
+        self._queue_of(request.thread).put_nowait((request, size))
+        self.queued += 1
+        self.pending.take(size)
 
-    async def _unless_gone(self, waiting: Coroutine[Any, Any, Any]) -> bool:
-        """Await `waiting` unless the client goes away first (then False)."""
-        task = asyncio.ensure_future(waiting)
-        gone = asyncio.ensure_future(self.gone.wait())
-        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
-        gone.cancel()
-        if task.done():
-            return True
-        task.cancel()
-        return False
-
-    def _queue_of(self, thread: Hashable) -> asyncio.Queue[tuple[Request, int]]:
+    def _queue_of(self, thread: Hashable) -> asyncio.Queue[Item]:
         entry = self.threads.get(thread)
         if entry is None:
-            queue: asyncio.Queue[tuple[Request, int]] = asyncio.Queue(self.max_pending)
+            queue: asyncio.Queue[Item] = asyncio.Queue()
             entry = (queue, asyncio.get_running_loop().create_task(self._serve(thread, queue)))
             self.threads[thread] = entry
         return entry[0]
 
-    async def _serve(self, thread: Hashable, queue: asyncio.Queue[tuple[Request, int]]) -> None:
-        while True:
-            request, size = await queue.get()
+    async def _serve(self, thread: Hashable, queue: asyncio.Queue[Item]) -> None:
+        while (item := await queue.get()) is not None:
+            request, size = item
             try:
                 await self._answer(thread, request)
             finally:
-                self.queued_bytes -= size
-                self._room.set()
-            if self.gone.is_set():
-                return
+                self.queued -= 1
+                self.pending.give(size)
 
     async def _answer(self, thread: Hashable, request: Request) -> None:
-        reply: dict[str, Any] | None = None
+        """Run one call and send its reply, if any, within the connection's budget of replies."""
+        held = self._reply_size(request)
+        await self.replies.room(held)
+        self.replies.take(held)
+        try:
+            reply = await self._reply(thread, request)
+            if reply is None or self.gone.is_set():
+                return
+            data = msgpack.packb(reply, use_bin_type=True)
+            del reply
+            self.replies.give(held)
+            held = len(data)
+            self.replies.take(held)
+            await self._tell(data)
+        finally:
+            self.replies.give(held)
+
+    def _reply_size(self, request: Request) -> int:
+        """The bytes a call's reply will carry, known before it runs: those of a copy into pageable memory."""
+        call, args = CALLS.get(request.api), request.args if isinstance(request.args, Mapping) else {}
+        count = args.get("count")
+        if call is None or "data" not in call.out_names or args.get("dst") is not None:
+            return 0
+        return min(count, self.max_bytes) if isinstance(count, int) and count > 0 else 0
+
+    async def _reply(self, thread: Hashable, request: Request) -> dict[str, Any] | None:
         try:
             result = await dispatch.call(self.session, request.api, request.args, thread, self.max_bytes)
-            if request.reply:
-                reply = result_envelope(request.id, result)
+            return result_envelope(request.id, result) if request.reply else None
         except AclError as error:
             if not error.api:
                 error.api = request.api
             if not request.reply:
                 self.session.metrics.pipelined_error(self.session.context.tenant, error.api)
-            reply = error_envelope(request.id, error, request.thread)
+            return error_envelope(request.id, error, request.thread)
         except Exception as error:
             log.exception("vnpu fault in %s", request.api)
             fault = AclError(ACL_ERROR_INTERNAL_ERROR, f"vnpu internal error: {error!r:.200}", request.api)
-            reply = error_envelope(request.id, fault, request.thread)
-        if reply is not None:
-            try:
-                await self.send(reply)
-            except Exception as error:  # the client is gone: nothing to answer, and the reader must stop waiting
-                if not (isinstance(error, WebSocketDisconnect) or self._gone()):
-                    log.warning("cannot answer %s: %r", request.api, error)
-                self.gone.set()
+            return error_envelope(request.id, fault, request.thread)
+
+    async def _tell(self, data: bytes) -> None:
+        """Send, or note that the client is gone (then nothing more is answered and the reader stops waiting)."""
+        try:
+            await self._send(data)
+        except Exception as error:
+            if not (isinstance(error, WebSocketDisconnect) or self._gone()):
+                log.warning("cannot send to the client: %r", error)
+            self.gone.set()
 
     def _gone(self) -> bool:
         return WebSocketState.DISCONNECTED in (self.websocket.client_state, self.websocket.application_state)
 
     async def close(self) -> None:
-        for _, task in self.threads.values():
+        """Stop the workers: at once, or, in a context other connections share, once their queued calls have run
+        (for at most `drain` seconds)."""
+        self.gone.set()
+        self.replies.open()
+        if self._probe is not None:
+            self._probe.cancel()
+        workers = [task for _, task in self.threads.values()]
+        if workers and len(self.session.context.sessions) > 1:
+            for queue, _ in self.threads.values():
+                queue.put_nowait(None)
+            _, late = await asyncio.wait(workers, timeout=self.drain)
+            if late:
+                log.warning("session %s: queued calls dropped after %g s", self.session.id, self.drain)
+        for task in workers:
             task.cancel()
-        for _, task in self.threads.values():
+        for task in workers:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
@@ -201,9 +247,7 @@ def install(app: FastAPI) -> None:
             await refuse(websocket, error)
             return
         await websocket.accept(subprotocol=offered_subprotocol(websocket))
-        connection = Connection(
-            websocket, session, settings.max_pending, settings.max_message, settings.max_pending_bytes
-        )
+        connection = Connection(websocket, session, settings)
         try:
             hello = {"session": session.id, "context": session.context.id, "tenant": tenant}
             await connection.send({"hello": hello})

@@ -50,6 +50,7 @@ class WsCaller:
         self._ids = itertools.count(1)
         self._waiting: dict[int | None, asyncio.Future[dict[str, Any]]] = {}
         self.orphans: list[dict[str, Any]] = []  # errors of pipelined calls, and envelopes without an id
+        self.notices: list[dict[str, Any]] = []  # the daemon's {"paused": ...} while it stops reading
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
@@ -62,7 +63,9 @@ class WsCaller:
         async for frame in self.ws:
             message = msgpack.unpackb(frame)
             future = self._waiting.pop(message.get("id"), None)
-            if future is None:
+            if "paused" in message:
+                self.notices.append(message)
+            elif future is None:
                 self.orphans.append(message)
             elif not future.done():
                 future.set_result(message)
@@ -75,6 +78,14 @@ class WsCaller:
         envelope = {"id": ident, "api": api, "args": args, "thread": thread or self.thread, "reply": reply}
         await self.ws.send(msgpack.packb(envelope, use_bin_type=True))
         return ident
+
+    async def send_batch(self, api: str, calls: list[dict[str, Any]], thread: Any = None) -> None:
+        """Pipelined calls of `api` (no reply), one frame, as the client batches them."""
+        first = next(self._ids)
+        self._ids = itertools.count(first + len(calls))
+        batch = [{"id": first + i, "api": api, "args": args, "thread": thread or self.thread, "reply": False}
+                 for i, args in enumerate(calls)]  # fmt: skip
+        await self.ws.send(msgpack.packb(batch, use_bin_type=True))
 
     async def reply(self, ident: int, timeout: float = 10) -> dict[str, Any]:
         message = await asyncio.wait_for(self._waiting[ident], timeout)

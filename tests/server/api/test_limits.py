@@ -109,8 +109,8 @@ async def test_a_message_over_the_limit_closes_only_its_connection() -> None:
 
 async def test_pipelining_into_a_blocked_stream_pushes_back_and_loses_nothing() -> None:
     """With max_pending=4, a client thread blocks in a synchronize on a stream that waits for an event, then
-    pipelines 200 memsets behind it (reply: false). The server holds at most 4 of them queued and stops reading
-    the connection (a call of another thread behind them waits too); once another connection of the context
+    pipelines 200 memsets behind it (reply: false). The server holds at most 4 calls of the connection queued and
+    stops reading it (a call of another thread behind them waits too); once another connection of the context
     records the event, all 200 run, in order, and the other thread's call is answered."""
     server, task = await start_live(make_settings(max_pending=4))
     calls = 200
