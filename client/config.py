@@ -66,7 +66,9 @@ def read_config(path: str) -> dict[str, Any]:
 
 def daemon_url(value: object, source: str) -> str:
     """The daemon's URL `value` (from `source`) as the client uses it, http(s)://host[:port] (a ws(s):// one names
-    the same daemon); anything else is AclError 100000 naming the setting and the accepted form."""
+    the same daemon) or `embedded`; anything else is AclError 100000 naming the setting and the accepted form."""
+    if value == EMBEDDED:
+        return EMBEDDED
     try:
         parts = urlsplit(value) if isinstance(value, str) else None
         valid = parts is not None and parts.scheme in ("http", "https", "ws", "wss") and bool(parts.hostname)
@@ -77,7 +79,7 @@ def daemon_url(value: object, source: str) -> str:
         raise AclError(
             ACL_ERROR_INVALID_PARAM,
             f"{source} {value!r} is not a daemon URL: use http://host:port or https://host:port "
-            f"(e.g. {DEFAULT_ENDPOINT})",
+            f"(e.g. {DEFAULT_ENDPOINT}), or {EMBEDDED} to run the device inside this process",
             "aclInit",
         )
     url = value.rstrip("/")

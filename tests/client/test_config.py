@@ -62,7 +62,7 @@ def test_an_endpoint_that_is_not_a_url_fails_aclinit_in_one_line(
     assert (info.value.code, info.value.api) == (ACL_ERROR_INVALID_PARAM, "aclInit")
     assert info.value.message == (
         f"VNPU_ENDPOINT {endpoint!r} is not a daemon URL: use http://host:port or https://host:port "
-        f"(e.g. {DEFAULT_ENDPOINT})"
+        f"(e.g. {DEFAULT_ENDPOINT}), or embedded to run the device inside this process"
     )
     assert acl._current is None
 
