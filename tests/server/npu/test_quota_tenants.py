@@ -174,7 +174,7 @@ async def test_the_client_is_told_its_quota_as_an_acl_error(tmp_path: Path) -> N
             assert info.value.message == (
                 "tenant 'alice' holds 1 of its quota of 1 sessions (VNPU_TENANT_SESSIONS=1): 1 more does not fit"
             )
-        with pytest.raises(TransportError, match="HTTP 401, a valid token is required"):
+        with pytest.raises(TransportError, match=r"check VNPU_TOKEN \(it was not accepted\) \(HTTP 401\)"):
             await asyncio.to_thread(Session, Config(server.url, "token-of-nobody"))
         await asyncio.to_thread(first.close)
         await eventually(lambda: server.app.state.registry.quotas["alice"].used()["session"] == 0)
