@@ -24,7 +24,7 @@ from urllib.parse import urlencode, urlsplit
 
 import httpx
 import msgpack
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from client import lasterror
@@ -73,20 +73,25 @@ class AsyncSession:
         return session
 
     async def _open_ws(self, headers: dict[str, str]) -> None:
-        url = self.config.endpoint.replace("http", "ws", 1) + "/v1/ws"
+        url = self.config.url.replace("http", "ws", 1) + "/v1/ws"
         if opening := self.config.opening():
             url += f"?{urlencode(opening)}"
         if self.config.embedded:
             self._ws = await AsyncEmbeddedConnection.open(urlsplit(url).query, headers, timeout=10)
         else:
-            self._ws = await connect(url, additional_headers=headers, max_size=None, compression=None, open_timeout=10)
+            options: dict[str, Any] = {"additional_headers": headers, "max_size": None, "compression": None}
+            if self.config.uds:
+                self._ws = await unix_connect(self.config.uds, url, open_timeout=10, **options)
+            else:
+                self._ws = await connect(url, open_timeout=10, **options)
         hello = msgpack.unpackb(await self._ws.recv())["hello"]
         self.context_id, self.session_id = hello["context"], hello["session"]
         self._reader = asyncio.get_running_loop().create_task(self._read_forever())
         self._outbox = AsyncOutbox(self._ws.send)
 
     async def _open_http(self, headers: dict[str, str]) -> None:
-        self._http = httpx.AsyncClient(base_url=self.config.endpoint, headers=headers, timeout=None)
+        transport = httpx.AsyncHTTPTransport(uds=self.config.uds) if self.config.uds else None
+        self._http = httpx.AsyncClient(base_url=self.config.url, headers=headers, timeout=None, transport=transport)
         try:
             response = await self._http.post("/v1/sessions", json=self.config.opening())
         except httpx.HTTPError:

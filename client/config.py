@@ -1,5 +1,6 @@
 """Where the daemon is: aclInit's JSON config file (`{"vnpu": {"endpoint": ..., "token": ...}}`), else the
-VNPU_ENDPOINT (default http://127.0.0.1:9470) and VNPU_TOKEN variables; VNPU_TRANSPORT=ws|http,
+VNPU_ENDPOINT (default http://127.0.0.1:9470; unix:PATH for a daemon's Unix socket, embedded for none) and VNPU_TOKEN
+variables; VNPU_TRANSPORT=ws|http,
 VNPU_LAUNCH_BLOCKING=1 and VNPU_HOST_MEMORY=auto|local|remote tune the session; VNPU_DEVICES maps device ids to
 several daemons (see client.routing)."""
 
@@ -16,6 +17,7 @@ from proto.errors import ACL_ERROR_INVALID_FILE, ACL_ERROR_INVALID_PARAM, ACL_ER
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:9470"
 EMBEDDED = "embedded"  # the endpoint that runs the device inside this process
+UNIX = "unix:"  # the endpoint's prefix for a daemon on a Unix socket of this machine (`vnpu serve --uds PATH`)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -36,9 +38,19 @@ class Config:
         return self.endpoint == EMBEDDED
 
     @property
+    def uds(self) -> str | None:
+        """The path of the daemon's Unix socket (VNPU_ENDPOINT=unix:PATH), None over TCP."""
+        return self.endpoint[len(UNIX) :] if self.endpoint.startswith(UNIX) else None
+
+    @property
+    def url(self) -> str:
+        """The daemon's HTTP base URL (a Unix socket's requests name localhost)."""
+        return "http://localhost" if self.uds else self.endpoint
+
+    @property
     def on_this_machine(self) -> bool:
         """Whether the daemon shares this machine (its host buffers' shared memory can be mapped)."""
-        return self.embedded or urlsplit(self.endpoint).hostname in LOOPBACK
+        return self.embedded or self.uds is not None or urlsplit(self.endpoint).hostname in LOOPBACK
 
     def opening(self) -> dict[str, str]:
         """What a new session tells the daemon: the context it joins, the run it belongs to (WebSocket query
@@ -66,9 +78,12 @@ def read_config(path: str) -> dict[str, Any]:
 
 def daemon_url(value: object, source: str) -> str:
     """The daemon's URL `value` (from `source`) as the client uses it, http(s)://host[:port] (a ws(s):// one names
-    the same daemon) or `embedded`; anything else is AclError 100000 naming the setting and the accepted form."""
+    the same daemon), unix:PATH (made absolute) or `embedded`; anything else is AclError 100000 naming the setting
+    and the accepted form."""
     if value == EMBEDDED:
         return EMBEDDED
+    if isinstance(value, str) and value.startswith(UNIX) and len(value) > len(UNIX):
+        return UNIX + os.path.abspath(value[len(UNIX) :])
     try:
         parts = urlsplit(value) if isinstance(value, str) else None
         valid = parts is not None and parts.scheme in ("http", "https", "ws", "wss") and bool(parts.hostname)
@@ -79,7 +94,8 @@ def daemon_url(value: object, source: str) -> str:
         raise AclError(
             ACL_ERROR_INVALID_PARAM,
             f"{source} {value!r} is not a daemon URL: use http://host:port or https://host:port "
-            f"(e.g. {DEFAULT_ENDPOINT}), or {EMBEDDED} to run the device inside this process",
+            f"(e.g. {DEFAULT_ENDPOINT}), unix:PATH for a daemon's Unix socket, or {EMBEDDED} to run the device "
+            "inside this process",
             "aclInit",
         )
     url = value.rstrip("/")

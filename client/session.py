@@ -53,12 +53,12 @@ class Session:
 
     def _open_ws(self, headers: dict[str, str]) -> None:
         query = urlencode(self.config.opening())
-        url = self.config.endpoint.replace("http", "ws", 1) + "/v1/ws" + (f"?{query}" if query else "")
+        url = self.config.url.replace("http", "ws", 1) + "/v1/ws" + (f"?{query}" if query else "")
         try:
             if self.config.embedded:
                 self._ws = EmbeddedConnection(query, headers, timeout=10)
             else:
-                self._ws = WsConnection(url, headers, timeout=10)
+                self._ws = WsConnection(url, headers, timeout=10, uds=self.config.uds)
             self._resources.callback(self._ws.close)
             hello = msgpack.unpackb(self._ws.recv())["hello"]
             self._ws.set_timeout(None)
@@ -72,7 +72,8 @@ class Session:
         self._outbox = Outbox(self._ws.send)
 
     def _open_http(self, headers: dict[str, str]) -> None:
-        self._http = httpx.Client(base_url=self.config.endpoint, headers=headers, timeout=None)
+        transport = httpx.HTTPTransport(uds=self.config.uds) if self.config.uds else None
+        self._http = httpx.Client(base_url=self.config.url, headers=headers, timeout=None, transport=transport)
         try:
             response = self._http.post("/v1/sessions", json=self.config.opening())
         except httpx.HTTPError as error:

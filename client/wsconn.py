@@ -24,11 +24,21 @@ CHUNK = 1 << 20
 
 
 class WsConnection:
-    def __init__(self, url: str, headers: dict[str, str], timeout: float) -> None:
-        """Open the connection and shake hands; the socket keeps `timeout` until `set_timeout`."""
+    def __init__(self, url: str, headers: dict[str, str], timeout: float, uds: str | None = None) -> None:
+        """Open the connection (over the Unix socket at `uds` if given) and shake hands; the socket keeps `timeout`
+        until `set_timeout`."""
         uri = parse_uri(url)
-        sock = socket.create_connection((uri.host, uri.port), timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # small frames leave at once
+        if uds:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            try:
+                sock.connect(uds)
+            except OSError:
+                sock.close()
+                raise
+        else:
+            sock = socket.create_connection((uri.host, uri.port), timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # small frames leave at once
         if uri.secure:
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=uri.host)
         self._sock = sock

@@ -77,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", help="address to bind (default 127.0.0.1; without a token, only loopback is safe)")
     serve.add_argument("--port", help="TCP port (default 9470)")
+    serve.add_argument("--uds", metavar="PATH", help="listen on this Unix socket (mode 0600) instead of a TCP port")
     serve.add_argument("--devices", help="number of virtual NPUs (default 1; env VNPU_DEVICE_COUNT)")
     serve.add_argument("--memory", help="device memory per NPU, e.g. 8GiB (default 8GiB)")
     serve.add_argument("--max-models", help="aclmdlRI models per device (default 1024)")
@@ -137,7 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _daemon_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--endpoint", help=f"the daemon's URL (default $VNPU_ENDPOINT or {DEFAULT_ENDPOINT})")
+    parser.add_argument(
+        "--endpoint", help=f"the daemon's URL or unix:PATH (default $VNPU_ENDPOINT or {DEFAULT_ENDPOINT})"
+    )
     parser.add_argument("--token", help="the bearer token, if the daemon requires one (default $VNPU_TOKEN)")
 
 
@@ -165,7 +168,7 @@ def _exit_cleanly(signum: int, frame: object) -> None:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from server.api.listening import Announcing, bind
+    from server.api.listening import Announcing, bind, bind_unix
     from server.api.settings import Settings
     from server.api.slowclients import guarded
     from server.app import create_app
@@ -174,6 +177,7 @@ def serve(args: argparse.Namespace) -> int:
         settings = Settings.from_env(
             host=args.host,
             port=args.port,
+            uds=args.uds,
             devices=args.devices,
             memory=args.memory,
             max_models=args.max_models,
@@ -186,20 +190,22 @@ def serve(args: argparse.Namespace) -> int:
     except ValueError as error:  # BadSetting, or a tokens file's malformed line
         print(f"vnpu serve: {error}", file=sys.stderr)
         return 2
+    where = f"unix:{settings.uds}" if settings.uds else f"{settings.host}:{settings.port}"
     try:
-        sock = bind(settings.host, settings.port)
+        sock = bind_unix(settings.uds) if settings.uds else bind(settings.host, settings.port)
     except OSError as error:
-        print(f"vnpu serve: cannot listen on {settings.host}:{settings.port}: {error.strerror}", file=sys.stderr)
+        print(f"vnpu serve: cannot listen on {where}: {error.strerror}", file=sys.stderr)
         return 1
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     log = logging.getLogger("vnpu")
-    if not settings.tokens and settings.host not in ("127.0.0.1", "localhost", "::1"):
+    if not settings.tokens and not settings.uds and settings.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("no token is set and the daemon listens on %s: anyone who reaches it can use it", settings.host)
     elif not settings.tokens:
-        log.info("no token is set: listening on loopback only")
+        log.info("no token is set: listening on %s only", "a Unix socket of this user" if settings.uds else "loopback")
+    scheme = "https" if settings.ssl_certfile else "http"
     banner = (
-        f"vnpu {package_version()} listening on {'https' if settings.ssl_certfile else 'http'}://"
-        f"{settings.host}:{sock.getsockname()[1]} -- "
+        f"vnpu {package_version()} listening on "
+        f"{where if settings.uds else f'{scheme}://{settings.host}:{sock.getsockname()[1]}'} -- "
         f"{settings.devices} device(s) of {format_size(settings.memory)}, "
         f"{'token required' if settings.tokens else 'no token'}"
     )
@@ -219,8 +225,13 @@ def serve(args: argparse.Namespace) -> int:
         http=guarded(settings.head_timeout),
     )
     server = Announcing(config, banner)
-    with contextlib.suppress(KeyboardInterrupt):  # SIGINT, after uvicorn's graceful shutdown (as uvicorn.run does)
-        server.run(sockets=[sock])
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # SIGINT, after uvicorn's graceful shutdown (as uvicorn.run)
+            server.run(sockets=[sock])
+    finally:
+        if settings.uds:
+            with contextlib.suppress(OSError):
+                os.unlink(settings.uds)
     return 0 if server.started else 3  # uvicorn's code for a failed startup
 
 
@@ -281,13 +292,22 @@ class DaemonError(Exception):
     """The daemon could not be reached, or refused or failed a request: the message says which, for people."""
 
 
+def _endpoint(args: argparse.Namespace) -> str:
+    """The daemon the command talks to: --endpoint, else VNPU_ENDPOINT, else the default (a ws:// URL names the
+    same daemon's http://, unix:PATH its Unix socket)."""
+    endpoint = (args.endpoint or os.environ.get("VNPU_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+    return re.sub(r"^ws(s?)://", r"http\1://", endpoint)
+
+
 def _client(args: argparse.Namespace) -> httpx.Client:
     import httpx
 
-    endpoint = (args.endpoint or os.environ.get("VNPU_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-    endpoint = re.sub(r"^ws(s?)://", r"http\1://", endpoint)  # the client's endpoint may name the WebSocket
+    endpoint = _endpoint(args)
     token = args.token or os.environ.get("VNPU_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if endpoint.startswith("unix:"):  # a daemon on a Unix socket (vnpu serve --uds PATH)
+        transport = httpx.HTTPTransport(uds=endpoint.removeprefix("unix:"))
+        return httpx.Client(base_url="http://localhost", headers=headers, timeout=10.0, transport=transport)
     return httpx.Client(base_url=endpoint, headers=headers, timeout=10.0)
 
 
@@ -310,7 +330,7 @@ def _get(http: httpx.Client, path: str, **params: Any) -> Any:
     return response.json()
 
 
-def daemon_state(http: httpx.Client) -> dict[str, Any]:
+def daemon_state(http: httpx.Client, endpoint: str) -> dict[str, Any]:
     """The views `vnpu status` shows: every device in detail, and the first MAX_MODELS models."""
     devices = [_get(http, f"/v1/devices/{d['id']}") for d in _get(http, "/v1/devices")]
     handles = [m["handle"] for d in devices for c in d["contexts"] for m in c["models"] if m["state"] != "destroyed"]
@@ -321,7 +341,7 @@ def daemon_state(http: httpx.Client) -> dict[str, Any]:
         except DaemonError:  # destroyed in between
             continue
     more = max(0, len(handles) - MAX_MODELS)
-    return {"endpoint": str(http.base_url), "devices": devices, "models": models, "more_models": more}
+    return {"endpoint": endpoint, "devices": devices, "models": models, "more_models": more}
 
 
 BAR_MIN_WIDTH = 110  # narrower terminals get the devices table without its memory bar
@@ -412,7 +432,7 @@ def status(args: argparse.Namespace) -> int:
     with _client(args) as http:
         if args.watch is None:
             try:
-                console.print(status_tables(daemon_state(http), console.width))
+                console.print(status_tables(daemon_state(http, _endpoint(args)), console.width))
             except DaemonError as error:
                 print(f"vnpu status: {error}", file=sys.stderr)
                 return 1
@@ -420,7 +440,7 @@ def status(args: argparse.Namespace) -> int:
 
         def render() -> RenderableType:
             try:
-                return status_tables(daemon_state(http), console.width)
+                return status_tables(daemon_state(http, _endpoint(args)), console.width)
             except DaemonError as error:  # keep watching: the daemon may come back
                 return Text(f"vnpu status: {error}", style="bold red")
 
@@ -495,7 +515,7 @@ def trace(args: argparse.Namespace) -> int:
     document = {
         "traceEvents": events,
         "displayTimeUnit": "ms",
-        "otherData": {"producer": f"vnpu {package_version()}", "endpoint": str(http.base_url)},
+        "otherData": {"producer": f"vnpu {package_version()}", "endpoint": _endpoint(args)},
     }
     path = Path(args.output)
     path.write_text(json.dumps(document, separators=(",", ":")))

@@ -1,5 +1,5 @@
-"""A real daemon process for end-to-end tests: `python -m server.cli serve` on a free 127.0.0.1 port, waited for
-on /healthz, stopped with SIGTERM (by PID) when the block ends."""
+"""A real daemon process for end-to-end tests: `python -m server.cli serve` on a free 127.0.0.1 port (or a Unix
+socket), waited for on /healthz, stopped with SIGTERM (by PID) when the block ends."""
 
 from __future__ import annotations
 
@@ -38,25 +38,38 @@ def free_port() -> int:
         return port
 
 
+def listening(path: Path) -> bool:
+    """Whether a daemon listens on the Unix socket `path` (asked first: httpx leaks a socket it could not connect)."""
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+        return True
+
+
 def clean_env() -> dict[str, str]:
     """This process's environment without vnpu's own variables."""
     return {k: v for k, v in os.environ.items() if not k.startswith("VNPU_")}
 
 
 @contextlib.contextmanager
-def serving(logs: Path, *extra: str, env: dict[str, str] | None = None) -> Iterator[Daemon]:
+def serving(logs: Path, *extra: str, env: dict[str, str] | None = None, uds: Path | None = None) -> Iterator[Daemon]:
+    """The daemon on a free port, or on the Unix socket `uds` (its url then unix:PATH, the client's endpoint)."""
     port = free_port()
-    args = [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--memory", "64MiB"]
-    args += ["--log-level", "warning", *extra]
+    where = ["--uds", str(uds)] if uds else ["--port", str(port)]
+    args = [sys.executable, "-m", "server.cli", "serve", *where, "--memory", "64MiB", "--log-level", "warning", *extra]
     with (logs / "out.txt").open("wb") as out, (logs / "err.txt").open("wb") as err:
         proc = subprocess.Popen(args, cwd=ROOT, env=clean_env() | (env or {}), stdout=out, stderr=err)
-    daemon = Daemon(proc, f"http://127.0.0.1:{port}", logs / "err.txt")
+    daemon = Daemon(proc, f"unix:{uds}" if uds else f"http://127.0.0.1:{port}", logs / "err.txt")
+    probe = httpx.Client(transport=httpx.HTTPTransport(uds=str(uds))) if uds else httpx.Client()
+    base = "http://localhost" if uds else daemon.url
     try:
         deadline = time.monotonic() + 20
         while True:
             daemon.check_alive()
             try:
-                if httpx.get(f"{daemon.url}/healthz", timeout=1).status_code == 200:
+                if (not uds or listening(uds)) and probe.get(f"{base}/healthz", timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
@@ -65,6 +78,7 @@ def serving(logs: Path, *extra: str, env: dict[str, str] | None = None) -> Itera
             time.sleep(0.05)
         yield daemon
     finally:
+        probe.close()
         proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(timeout=20)

@@ -3,7 +3,10 @@ not a banner and a traceback), and the banner is printed once uvicorn serves on 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
+import stat
 
 import uvicorn
 
@@ -17,6 +20,31 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError:
         sock.close()
         raise
+    return sock
+
+
+def bind_unix(path: str) -> socket.socket:
+    """A Unix socket bound at `path`, readable and writable by this user only (mode 0600). A socket file left by a
+    daemon that is gone is replaced; OSError if another daemon listens there or `path` is not a socket."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISSOCK(os.stat(path).st_mode):
+            raise OSError(17, f"{path} exists and is not a socket")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(path)
+            except ConnectionRefusedError:
+                os.unlink(path)  # nobody listens: a daemon that did not end cleanly
+            else:
+                raise OSError(98, "Address already in use")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    umask = os.umask(0o177)  # the socket is created 0600: no window in which others could connect
+    try:
+        sock.bind(path)
+    except OSError:
+        sock.close()
+        raise
+    finally:
+        os.umask(umask)
     return sock
 
 

@@ -47,6 +47,7 @@ class Settings:
 
     host: str = "127.0.0.1"
     port: int = 9470
+    uds: str | None = None  # listen on this Unix socket (mode 0600) instead of host:port
     devices: int = 1
     memory: int = 8 << 30  # bytes per device
     max_models: int = 1024  # per device

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.capi.conftest import compile_program, run_program
-from tests.daemons import ROOT, Daemon, clean_env
+from tests.daemons import ROOT, Daemon, clean_env, serving
 
 EXAMPLES = ROOT / "examples" / "c"
 NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "main.cpp").is_file())
@@ -68,4 +69,19 @@ def test_embedded_device(toolkit: Path, tmp_path: Path, name: str) -> None:
     daemon, the same values."""
     binary = compile_program(toolkit, EXAMPLES / name / "main.cpp", tmp_path)
     done = run_program(toolkit, binary, None, VNPU_ENDPOINT="embedded", VNPU_MEMORY="256MiB")
+    assert done.returncode == 0 and passed(done.stdout, name), done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def unix_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    logs = tmp_path_factory.mktemp("uds")
+    with serving(logs, uds=logs / "vnpu.sock") as running:
+        yield running
+
+
+@pytest.mark.parametrize("name", ["update_from_another_process", "concurrent_update"])
+def test_over_a_unix_socket(toolkit: Path, unix_daemon: Daemon, tmp_path: Path, name: str) -> None:
+    """VNPU_ENDPOINT=unix:PATH (`vnpu serve --uds PATH`): the same programs, two processes sharing a context too."""
+    binary = compile_program(toolkit, EXAMPLES / name / "main.cpp", tmp_path)
+    done = run_program(toolkit, binary, unix_daemon)
     assert done.returncode == 0 and passed(done.stdout, name), done.stdout + done.stderr

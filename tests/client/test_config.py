@@ -52,7 +52,9 @@ def test_a_bad_file_fails_aclinit_with_the_runtimes_code(
     assert acl._current is None  # nothing was initialised: the next aclInit starts afresh
 
 
-@pytest.mark.parametrize("endpoint", ["127.0.0.1:9470", "localhost:9470", "http://", "ftp://h", "http://h:port"])
+@pytest.mark.parametrize(
+    "endpoint", ["127.0.0.1:9470", "localhost:9470", "http://", "ftp://h", "http://h:port", "unix:"]
+)
 def test_an_endpoint_that_is_not_a_url_fails_aclinit_in_one_line(
     endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -62,7 +64,8 @@ def test_an_endpoint_that_is_not_a_url_fails_aclinit_in_one_line(
     assert (info.value.code, info.value.api) == (ACL_ERROR_INVALID_PARAM, "aclInit")
     assert info.value.message == (
         f"VNPU_ENDPOINT {endpoint!r} is not a daemon URL: use http://host:port or https://host:port "
-        f"(e.g. {DEFAULT_ENDPOINT}), or embedded to run the device inside this process"
+        f"(e.g. {DEFAULT_ENDPOINT}), unix:PATH for a daemon's Unix socket, or embedded to run the device "
+        "inside this process"
     )
     assert acl._current is None
 
