@@ -59,6 +59,19 @@ def wait_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0
     raise RuntimeError(f"nothing listened on 127.0.0.1:{port} within {timeout:g} s")
 
 
+def wait_listening(path: Path, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    """Wait until something accepts connections on the Unix socket `path`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"process {process.pid} exited with {process.returncode} before listening")
+        with socket.socket(socket.AF_UNIX) as probe:
+            if probe.connect_ex(str(path)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listened on unix:{path} within {timeout:g} s")
+
+
 class Daemon:
     """`vnpu serve` in a process of its own (as users run it), on a free loopback port.
 
@@ -67,20 +80,23 @@ class Daemon:
     VNPU_MAX_MESSAGE=512MiB (figure 5 writes a 256 MiB host buffer in one remote call, whose envelope is a few
     bytes over the default 256 MiB limit)."""
 
-    def __init__(self, memory: str = "1GiB", extra_env: dict[str, str] | None = None) -> None:
+    def __init__(self, memory: str = "1GiB", extra_env: dict[str, str] | None = None, uds: Path | None = None) -> None:
+        """On a free loopback port, or on the Unix socket `uds` (`vnpu serve --uds`; the endpoint is unix:PATH)."""
         self.port = free_port()
-        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.endpoint = f"unix:{uds}" if uds else f"http://127.0.0.1:{self.port}"
         env = child_env(VNPU_CONTEXT_GRACE="0.2", VNPU_MAX_MESSAGE="512MiB", **(extra_env or {}))
-        command = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
-        command += ["--memory", memory, "--log-level", "warning"]
+        where = ["--uds", str(uds)] if uds else ["--host", "127.0.0.1", "--port", str(self.port)]
+        command = [sys.executable, "-m", "server.cli", "serve", *where, "--memory", memory, "--log-level", "warning"]
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+        transport = httpx.HTTPTransport(uds=str(uds)) if uds else None
+        self.http = httpx.Client(base_url="http://localhost" if uds else self.endpoint, timeout=30, transport=transport)
         try:
-            wait_port(self.port, self.process)
+            wait_listening(uds, self.process) if uds else wait_port(self.port, self.process)
             self.wait_healthy()
         except BaseException:
+            self.http.close()
             stop(self.process)
             raise
-        self.http = httpx.Client(base_url=self.endpoint, timeout=30)
 
     @property
     def pid(self) -> int:
@@ -90,7 +106,7 @@ class Daemon:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.endpoint}/healthz", timeout=2).status_code == 200:
+                if self.http.get("/healthz", timeout=2).status_code == 200:
                     return
             time.sleep(0.05)
         raise RuntimeError("the daemon did not become healthy")

@@ -38,6 +38,7 @@ from bench.launches import figure1, figure2, figure3, figure4
 from bench.memory import figure9, idle_row
 from bench.report import Row, table
 from bench.scaling import figure8
+from bench.transports import figure12
 from bench.wire import Bench, Echo, close_session, open_session
 
 TITLES = {
@@ -52,6 +53,7 @@ TITLES = {
     "9": "memory",
     "10": "calls from C (the toolkit) vs the Python client",
     "11": "the embedded device vs the device driven directly, and vs the daemon",
+    "12": "a waiting call and the seed step vs a raw round trip, over TCP and a Unix socket",
 }
 
 
@@ -131,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             ("9", lambda: figure9(bench, idle)),
             ("10", lambda: figure10(bench)),
             ("11", lambda: figure11(bench)),
+            ("12", lambda: figure12(bench)),
         ]
         try:
             for number, run in figures:
