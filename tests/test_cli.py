@@ -34,3 +34,12 @@ def test_demo_runs_the_seed_example_against_its_own_daemon() -> None:
         "[INFO] update alpha value of aclnnAdd",
         "[INFO] " + " ".join(["6.600000"] * 8),
     ]
+    assert done.stdout.splitlines()[-1] == "vnpu demo: OK, every loop's output matched the float64 reference"
+
+
+def test_demo_help_says_what_it_runs_and_what_to_expect() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "server.cli", "demo", "--help"], capture_output=True, text=True, timeout=60, check=True
+    )
+    text = " ".join(done.stdout.split())
+    assert "task_update_concurrent.py" in text and "2.2 for alpha 1.1, then 6.6 for 5.5" in text

@@ -26,6 +26,7 @@ def serve(*options: str, **env: str) -> subprocess.CompletedProcess[str]:
         (["--memory", "lots"], {}, "--memory 'lots' is not a size (e.g. 8GiB, 512MiB, 1048576)"),
         ([], {"VNPU_PORT": "abc"}, "VNPU_PORT='abc' is not a whole number (e.g. 9470)"),
         (["--port", "99999"], {}, "VNPU_PORT (--port) 99999 is not a TCP port: use 0 to 65535 (default 9470)"),
+        (["--devices", "0"], {}, "VNPU_DEVICE_COUNT (--devices) 0 is not a device count: use 1 to 1024"),
         (
             [],
             {"VNPU_TOKENS_FILE": "/nonexistent/tokens"},
@@ -70,6 +71,10 @@ def test_listening_is_printed_once_the_daemon_answers(tmp_path: Path) -> None:
         ({"VNPU_CONTEXT_MEMORY": "1 pint"}, "VNPU_CONTEXT_MEMORY='1 pint' is not a size (e.g. 8GiB, 512MiB, 1048576)"),
         ({"VNPU_TENANT_SESSIONS": "2.5"}, "VNPU_TENANT_SESSIONS='2.5' is not a whole number (e.g. 256)"),
         ({"VNPU_TENANT_SHARE": "2"}, "VNPU_TENANT_SHARE 2 is not a fraction: use more than 0, up to 1"),
+        ({"VNPU_DEVICE_COUNT": "0"}, "VNPU_DEVICE_COUNT (--devices) 0 is not a device count: use 1 to 1024"),
+        ({"VNPU_DEVICE_COUNT": "1025"}, "VNPU_DEVICE_COUNT (--devices) 1025 is not a device count: use 1 to 1024"),
+        ({"VNPU_MAX_MODELS": "0"}, "VNPU_MAX_MODELS (--max-models) 0 leaves nothing: use 1 or more"),
+        ({"VNPU_MEMORY": "0"}, "VNPU_MEMORY (--memory) 0 leaves nothing: use 1 or more"),
         (
             {"VNPU_LOG_LEVEL": "loud"},
             "VNPU_LOG_LEVEL (--log-level) 'loud' is not one of critical, error, warning, info, debug",
@@ -85,3 +90,8 @@ def test_every_setting_names_itself_and_its_form(env: dict[str, str], message: s
 def test_options_and_variables_convert_alike() -> None:
     settings = Settings.from_env({"VNPU_MEMORY": "1GiB", "VNPU_PORT": "9000"}, port="9001", devices=None)
     assert (settings.memory, settings.port, settings.devices) == (1 << 30, 9001, 1)
+
+
+def test_the_log_level_is_read_in_any_case() -> None:
+    assert Settings.from_env({"VNPU_LOG_LEVEL": "WARNING"}).log_level == "warning"
+    assert Settings.from_env({}, log_level="Debug").log_level == "debug"

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 
+from proto.addresses import MAX_DEVICES
 from server.npu.device import LAUNCH_TIMEOUT, MAX_LAUNCH_ELEMENTS, MAX_LAUNCH_WORKSPACE
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
@@ -92,6 +93,13 @@ class Settings:
             raise BadSetting(f"VNPU_PORT (--port) {self.port} is not a TCP port: use 0 to 65535 (default 9470)")
         if not 0 < self.tenant_share <= 1:
             raise BadSetting(f"VNPU_TENANT_SHARE {self.tenant_share:g} is not a fraction: use more than 0, up to 1")
+        if not 1 <= self.devices <= MAX_DEVICES:
+            count = f"VNPU_DEVICE_COUNT (--devices) {self.devices}"
+            raise BadSetting(f"{count} is not a device count: use 1 to {MAX_DEVICES}")
+        for name, value in (("memory", self.memory), ("max_models", self.max_models)):
+            if value < 1:
+                raise BadSetting(f"{env_name(name)} (--{name.replace('_', '-')}) {value} leaves nothing: use 1 or more")
+        self.log_level = self.log_level.lower()
         if self.log_level not in LOG_LEVELS:
             raise BadSetting(f"VNPU_LOG_LEVEL (--log-level) {self.log_level!r} is not one of {', '.join(LOG_LEVELS)}")
         if self.token:
