@@ -12,8 +12,10 @@ import uvicorn
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to (host, port), as uvicorn binds one; OSError if it cannot be."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    """A TCP socket bound to (host, port), as uvicorn binds one; OSError if it cannot be. Its protocol is named:
+    asyncio sets TCP_NODELAY only on sockets whose proto is TCP, and without it every small reply waits ~40 ms."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
