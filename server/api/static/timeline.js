@@ -91,6 +91,7 @@ function nowUs() {
 // --- what an event belongs to ------------------------------------------------------------------------------------
 const contextOf = (e) => (e.args && e.args.Context) || '-';
 const modelOf = (e) => (e.args && e.args['Model Id'] !== undefined ? hex(e.args['Model Id']) : '');
+const laneName = (tid) => String(tid).replace(/ of device \d+$/, ''); // the device is said beside it
 const keys = (e) => ({ tenant, context: contextOf(e), model: modelOf(e), device: String(e.pid) });
 
 function groupLabel(kind, key) {
@@ -316,7 +317,7 @@ function drawRows(g, rows, t0, scale, plot, width) {
       g.fillRect(0, row.y, width, row.h);
     }
     g.fillStyle = '#1c2430';
-    const label = `  dev ${row.lane.pid} · ${row.lane.tid.replace(/ of device \d+$/, '')}`; // said once
+    const label = `  dev ${row.lane.pid} · ${laneName(row.lane.tid)}`;
     g.fillText(label.length > 34 ? `${label.slice(0, 33)}…` : label, 6, row.y + row.h / 2);
     const failed = [];
     for (const e of row.lane.events) {
@@ -417,7 +418,7 @@ function renderErrors(now) {
     return el('tr', { 'data-end': String(e.ts + e.dur), title: 'show it in the timeline' },
       el('td', { class: 'num', text: `-${((now - e.ts - e.dur) / 1e6).toFixed(1)} s` }),
       el('td', { class: 'mono', text: contextOf(e).slice(0, 8) }),
-      el('td', { class: 'mono', text: e.tid }),
+      el('td', { class: 'mono lane', text: `dev ${e.pid} · ${laneName(e.tid)}` }),
       el('td', { class: 'mono call', text: e.name }),
       el('td', { class: 'mono code', text: code ? `${code} ${name}` : name }),
       el('td', { class: 'message', text: message }));

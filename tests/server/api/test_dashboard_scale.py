@@ -40,6 +40,8 @@ N = 16
 RUN = 200  # the big model's run of equal kernels
 ADDS = "aclnnAdds kernel Adds"
 FAILED_RGB = [0xE3, 0x34, 0x2F]  # COLORS.failed in timeline.js
+PAGE_Y = """[document.querySelector('#timeline-panel').getBoundingClientRect().top + scrollY,
+    document.querySelector('#models-panel').getBoundingClientRect().bottom + scrollY]"""  # the picture's, in the page
 Program = Callable[[RestCaller, asyncio.Event, dict[str, Any]], Awaitable[None]]
 
 
@@ -263,6 +265,7 @@ async def test_failures_look_failed_and_big_models_fold(tmp_path: Path) -> None:
         message = await row.locator("td.message").text_content()
         assert message and message in error.message, (message, error.message)
         await playwright_api.expect(page.locator("#errors-panel h2")).to_have_text(re.compile(r"Errors \(\d+\)"))
+        await playwright_api.expect(row.locator("td.lane")).to_have_text(re.compile(r"dev 0 · stream 0x[0-9a-f]+"))
         # the big model: its card folds the run of 200 equal kernels, the task group's two are shown one by one
         model = notes[7]["model"]
         card = page.locator(f"#models .model[data-model='{model}']")
@@ -278,10 +281,15 @@ async def test_failures_look_failed_and_big_models_fold(tmp_path: Path) -> None:
         shown = [" ".join(lines) for _, lines, _ in svg_boxes(picture)]
         assert shown.count(f"#0–#{RUN - 1} {ADDS} ×{RUN}") == 1 and shown.count(ADDS) == 2
         shot = tmp_path / "dashboard_errors.png"
-        top = await page.locator("#timeline-panel").bounding_box()
-        bottom = await page.locator("#models-panel").bounding_box()
-        assert top and bottom
-        clip = {"x": 0, "y": top["y"] - 8, "width": 1440, "height": bottom["y"] + bottom["height"] - top["y"] + 16}
+        top, bottom = await page.evaluate(PAGE_Y)
+        clip = {"x": 0, "y": top - 8, "width": 1440, "height": bottom - top + 16}
         await page.screenshot(path=str(shot), full_page=True, clip=clip)
+        # clicked (after the picture), the oldest failure comes to the middle of a paused zoomed-in view, in red
+        for _ in range(7):
+            await page.click("#tl-zoom-in")
+        await page.locator("#errors tbody tr").last.click()
+        await playwright_api.expect(page.locator("#timeline-window")).to_contain_text("0.05 s ending")
+        assert await page.evaluate("document.querySelector('#timeline').dataset.failedAt") != ""
+        await page.click("#tl-pause")
         assert problems == []
     keep_screenshot(shot, "dashboard_errors.png")
