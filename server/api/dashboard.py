@@ -3,10 +3,12 @@ elsewhere) that reads the REST views, and the WebSocket `/v1/trace/live` feeds i
 
 `/v1/trace/live` pushes, every `PERIOD` seconds, the tenant's trace events that ended since the previous message
 (the first message: those of the last `?window=` seconds, default 10) as JSON text:
-`{"now", "nowUs", "enabled", "traceEvents", "displayTimeUnit", "dropped"}` -- the answer of `GET /v1/trace` plus
-the trace clock in the events' microseconds. With tokens it needs a token as `/v1/ws` does (the page sends it as
-the subprotocol `vnpu.token.<hex>`). A tenant has at most `MAX_VIEWERS` of these at a time; one more is closed
-with code 4429. Each message costs what is new since the previous one, not a scan of the trace.
+`{"now", "nowUs", "enabled", "traceEvents", "displayTimeUnit", "contexts", "dropped", "tenant"}` -- the answer of
+`GET /v1/trace` plus the trace clock in the events' microseconds and the viewer's tenant. With tokens it needs a
+token as `/v1/ws` does (the page sends it as the subprotocol `vnpu.token.<hex>`). A tenant has at most
+`MAX_VIEWERS` of these at a time; one more is closed with code 4429. Each message costs what is new since the
+previous one, not a scan of the trace. The page keeps what it received (timeline.js: a bounded history) to scroll
+back in.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def live_payload(websocket: WebSocket, since: float) -> dict[str, Any]:
     if dropped:
         payload["traceEvents"] = [e for e in events if e["ph"] != "X"] + tasks[dropped:]
     tracer = websocket.app.state.machine.tracer
+    payload["tenant"] = tenant_of(websocket, websocket.app.state.settings.tokens)
     payload["nowUs"] = round((payload["now"] - tracer.epoch) * 1e6, 3)
     payload["dropped"] = dropped
     return payload

@@ -2,7 +2,8 @@
 
 Every task a stream or a model replay runs becomes one event: its kind, its description (the C call and the op),
 the device and the lane (a stream, or one stream of a model replayed on a stream), the model and task group it
-belongs to, start and end on the monotonic clock (`time.perf_counter`), and its error if it failed. An event wait's
+belongs to, start and end on the monotonic clock (`time.perf_counter`), and its error if it failed (`NAME (code):
+message`, as AclError prints it). An event wait's
 duration is how long it blocked; an update's event marks when it was applied. With capacity 0 tracing is off and
 costs one attribute test per task. The ring holds plain tuples (a replay records one per kernel, and a tuple costs
 a twentieth of a frozen dataclass); `events()` turns them into TraceEvents when someone reads the trace.
@@ -113,7 +114,7 @@ async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int 
     try:
         await task.run(lane)
     except AclError as error:
-        tracer.task(task, where, start, group, f"{error.name}: {error.message}")
+        tracer.task(task, where, start, group, f"{error.name} ({error.code}): {error.message}")
         raise
     name, detail = _names(task)
     tracer.ring.append((kind, name, where, start, time.perf_counter(), group, None, detail))
