@@ -51,6 +51,7 @@ class Settings:
     trace_capacity: int = 100_000  # events kept by the device's trace (0: tracing off)
     keep_ended: int = 16  # ended contexts whose models stay viewable (their trace events stay in the ring)
     max_while_iterations: int = 1_000_000  # body runs of one evaluation of a conditional WHILE task
+    kernels: str = ""  # modules registering custom kernels (VNPU_KERNELS=pkg.mod,...), besides vnpu's samples
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # token -> tenant, built from the above
 
     def __post_init__(self) -> None:
