@@ -14,8 +14,6 @@ from client.capi.convert import C, call
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
 from proto.kernelargs import KernelArgs, Param
 
-client_kernels.Printed.writer = client_kernels.c_stdout_writer()  # this module is imported by a C program only
-
 _next = itertools.count(0x5A00_0000_0000, 0x40)
 _objects: dict[int, Any] = {}  # address -> KernelArgs | Param (a Param keeps its C buffer alive)
 
