@@ -11,8 +11,8 @@ A kernel is registered by its `extern "C"` name with its argument signature and 
 The implementation gets a `Block` (`k.block_idx`, `k.block_num`, `k.printf`, `k.trap`) and one value per argument:
 a pointer is a numpy view of the device memory from the pointer to the end of its allocation, in the pointer's
 element type (a placeholder argument: a view of its host-provided bytes); a scalar is a Python number. It runs
-once per block, block indices in order, unless registered with `grid=True` (once, `k.block_idx` None). An
-argument block is laid out as C lays out a struct of the arguments: each at an offset aligned to its size.
+once per block, block indices in order, unless registered with `grid=True` (once, `k.block_idx` None). In an
+argument block each argument starts at an 8-byte boundary, as aclrtKernelArgsAppend places them.
 
 Modules that register kernels are imported by `load` (the setting VNPU_KERNELS=module,... and the entry point
 group `vnpu.kernels`); vnpu's own examples are `server.npu.kernels.samples`.
@@ -69,16 +69,6 @@ u64, i64 = ArgType("u64", 8, "Q"), ArgType("i64", 8, "q")
 f16, f32, f64 = ArgType("f16", 2, "e"), ArgType("f32", 4, "f"), ArgType("f64", 8, "d")
 
 
-def layout(signature: Iterable[ArgType]) -> tuple[tuple[int, ...], int]:
-    """The offset of each argument in an argument block, and the block's size (C struct rules, 8-byte end)."""
-    offsets, end = [], 0
-    for arg in signature:
-        end = -(-end // arg.size) * arg.size
-        offsets.append(end)
-        end += arg.size
-    return tuple(offsets), -(-end // 8) * 8
-
-
 class KernelTrap(Exception):
     """Raised by `Block.trap`: the kernel executed `trap()`; its task fails with a vector-core exception."""
 
@@ -110,10 +100,6 @@ class Kernel:
     signature: tuple[ArgType, ...]
     impl: Impl
     grid: bool = False
-
-    @property
-    def args_size(self) -> int:
-        return layout(self.signature)[1]
 
 
 _lock = threading.Lock()
