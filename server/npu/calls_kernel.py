@@ -112,7 +112,7 @@ class KernelCalls(Context):
     ) -> None:
         require(blocks > 0, "numBlocks must be greater than 0", ACL_ERROR_INVALID_PARAM)
         require(blocks <= MAX_BLOCKS, f"numBlocks {blocks} is over {MAX_BLOCKS}", ACL_ERROR_RT_PARAM_INVALID)
-        kernel = lookup(name)
+        kernel = lookup(name, -(-len(data) // SLOT))
         if kernel is None:
             raise AclError(
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT,

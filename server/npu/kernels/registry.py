@@ -103,12 +103,12 @@ class Kernel:
 
 
 _lock = threading.Lock()
-_kernels: dict[str, Kernel] = {}
+_kernels: dict[str, dict[int, Kernel]] = {}  # name -> argument count -> kernel
 _loaded: set[str] = set()
 
 
 def register(name: str, signature: Iterable[ArgType], impl: Impl, *, grid: bool = False) -> Kernel:
-    """Register (or replace) the implementation of the kernel `name`."""
+    """Register (or replace) the implementation of the kernel `name` with this many arguments."""
     if not name.isidentifier():
         raise ValueError(f'{name!r} is not a C identifier: a kernel is registered by its extern "C" name')
     args = tuple(signature)
@@ -116,7 +116,7 @@ def register(name: str, signature: Iterable[ArgType], impl: Impl, *, grid: bool 
         raise TypeError(f"the signature of {name} must be argument types (ptr(...), u32, f32, ...), got {args!r}")
     found = Kernel(name, args, impl, grid)
     with _lock:
-        _kernels[name] = found
+        _kernels.setdefault(name, {})[len(args)] = found
     return found
 
 
@@ -130,8 +130,11 @@ def kernel(name: str, *signature: ArgType, grid: bool = False) -> Callable[[Impl
     return decorate
 
 
-def lookup(name: str) -> Kernel | None:
-    return _kernels.get(name)
+def lookup(name: str, count: int | None = None) -> Kernel | None:
+    """The kernel `name` taking `count` arguments (a name may have one per count, as add_custom's placeholder
+    variant does), else the first registered under the name."""
+    found = _kernels.get(name, {})
+    return found.get(count) if count in found else next(iter(found.values()), None)
 
 
 def unregister(name: str) -> None:

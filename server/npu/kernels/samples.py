@@ -38,6 +38,18 @@ def add_custom(k: Block, x: np.ndarray, y: np.ndarray, z: np.ndarray) -> None:
     np.add(x[part], y[part], out=z[part])
 
 
+@kernel("add_custom", ptr("float16"), ptr("float16"), ptr("float16"), ptr("int32"), ptr("int32"))
+def add_custom_tiling(
+    k: Block, x: np.ndarray, y: np.ndarray, z: np.ndarray, total: np.ndarray, tiles: np.ndarray
+) -> None:
+    """add_custom_tiling.cpp: z = x + y over totalLength (a placeholder) halves, 8 blocks (no work if tileNum is 0)."""
+    assert k.block_idx is not None
+    per = int(total[0]) // 8
+    if int(tiles[0]) != 0:
+        part = slice(k.block_idx * per, (k.block_idx + 1) * per)
+        np.add(x[part], y[part], out=z[part])
+
+
 @kernel("EasyOPf", ptr("uint32"))
 def easy_op(k: Block, x: np.ndarray) -> None:
     x[k.block_idx] += 1

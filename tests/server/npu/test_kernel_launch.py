@@ -169,3 +169,23 @@ async def test_a_captured_custom_kernel_updated_through_its_task_group(rt: Runti
         await rt.aclrtSynchronizeStream(s)
         want = a.astype(np.float64) + alpha * b.astype(np.float64)
         np.testing.assert_allclose(download(rt, pd, (32,), np.float32), want, rtol=1e-6, atol=1e-6)
+
+
+async def test_add_custom_placeholder_variant_by_its_argument_count(rt: Runtime) -> None:
+    """kernel/0's placeholder mode: add_custom with totalLength and tileNum in placeholder buffers."""
+    rng = np.random.default_rng(23)
+    x, y = (rng.standard_normal(8 * 2048).astype(np.float16) for _ in range(2))
+    total = 8 * 1024  # only the first half
+    px, py, pz = upload(rt, x), upload(rt, y), upload(rt, np.zeros(x.size, np.float16))
+    func = rt.aclrtBinaryGetFunction(rt.aclrtBinaryLoadFromData(fatbin.dumps(["add_custom"]), None), "add_custom")
+    args = KernelArgs(func)
+    for p in (px, py, pz):
+        args.append(struct.pack("<Q", p))
+    for value, param in ((total, args.append_placeholder()), (8, args.append_placeholder())):
+        args.placeholder_buffer(param, 4)[:] = struct.pack("<i", value)
+    args.finalize()
+    rt.aclrtLaunchKernelWithConfig(func, 8, 0, None, args.wire(), None)
+    await rt.aclrtSynchronizeStream(0)
+    want = np.zeros(x.size, np.float64)
+    want[:total] = x[:total].astype(np.float64) + y[:total].astype(np.float64)
+    np.testing.assert_array_equal(download(rt, pz, x.shape, np.float16), want.astype(np.float16))
