@@ -64,6 +64,7 @@ import proto.host as _host
 import proto.randomnum as _randomnum
 from client import callbacks as _callbacks
 from client import exceptions as _exceptions
+from client import kernels as _kernels
 from client import lasterror as _lasterror
 from client import streamstate as _streamstate
 from client.config import load
@@ -186,6 +187,7 @@ def _session_function(name: str, body: Callable[..., Any]) -> Callable[..., Any]
 _SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint", "aclmdlRITaskGetParams"}
 _CALLBACKS = {name: _session_function(name, body) for name, body in _callbacks.FUNCTIONS.items()}
 _CALLBACKS["aclmdlRIDestroy"] = _session_function("aclmdlRIDestroy", _callbacks.aclmdlRIDestroy)
+_CALLBACKS |= {name: _session_function(name, body) for name, body in _kernels.SESSION.items()}
 _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CALLBACKS) and not api.startswith("vnpu")}
 globals().update(_DEVICE)
 globals().update(_CALLBACKS)
@@ -194,6 +196,7 @@ HOST_FUNCTIONS |= (
     _host.FUNCTIONS
     | _exceptions.FUNCTIONS
     | {"aclrtRegStreamStateCallback": _streamstate.aclrtRegStreamStateCallback}
+    | _kernels.HOST
     | {
         "aclrtGetLastError": _lasterror.aclrtGetLastError,
         "aclrtPeekAtLastError": _lasterror.aclrtPeekAtLastError,

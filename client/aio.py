@@ -27,6 +27,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from client import kernels as _kernels
 from client import lasterror
 from client.acl import CONSTANTS, HOST_FUNCTIONS, STRUCTS, not_initialized
 from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
@@ -252,6 +253,28 @@ async def aclmdlRIDestroy(modelRI: int) -> None:  # noqa: N802, N803
     await current("aclmdlRIDestroy").call("aclmdlRIDestroy", modelRI)
 
 
+async def aclrtBinaryLoadFromFile(binPath: str | None, options: Any = None) -> int:  # noqa: N802, N803
+    """Load the file's bytes (read here) with aclrtBinaryLoadFromData, as client.acl does."""
+    handle: int = await current("aclrtBinaryLoadFromData").call(
+        "aclrtBinaryLoadFromData", _kernels.binary_file(binPath), options
+    )
+    return handle
+
+
+async def aclrtLaunchKernelWithConfig(  # noqa: N802
+    funcHandle: int | None,
+    numBlocks: int,
+    stream: int | None,
+    cfg: Any,
+    argsHandle: Any,
+    reserve: Any,  # noqa: N803
+) -> None:
+    wire = _kernels.args_wire(argsHandle)
+    await current("aclrtLaunchKernelWithConfig").call(
+        "aclrtLaunchKernelWithConfig", funcHandle, numBlocks, stream, cfg, wire, reserve
+    )
+
+
 def _no_callbacks(api: str) -> Callable[..., Awaitable[Any]]:
     async def function(*_: Any) -> Any:
         raise AclError(
@@ -265,7 +288,7 @@ def _no_callbacks(api: str) -> Callable[..., Awaitable[Any]]:
     return function
 
 
-_SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint", "aclmdlRIDestroy"}
+_SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint", "aclmdlRIDestroy", *_kernels.SESSION}
 _CALLBACKS = {api: _no_callbacks(api) for api in CALLBACK_FUNCTIONS}
 _COROUTINES = {
     api: _coroutine(api) for api in CALLS if api not in _SPECIAL | set(_CALLBACKS) and not api.startswith("vnpu")

@@ -25,8 +25,10 @@ from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.embedded import EmbeddedConnection
 from client.errors import TransportError, refusal, unreachable
 from client.hostbuf import HostBuffer
+from client.kernels import Printed
 from client.outbox import Outbox
 from client.wsconn import WsConnection
+from proto.errors import AclError
 
 
 class Session:
@@ -40,6 +42,7 @@ class Session:
         self._http: httpx.Client | None = None
         self._outbox: Outbox | None = None  # pipelined calls not sent yet (WebSocket)
         self._host_functions = HostFuncThread(self.call)  # a thread from the first aclrtLaunchHostFunc on
+        self._printed = Printed()  # kernel printf, written out at synchronizing calls (client.kernels)
         self._resources = contextlib.ExitStack()  # the connection, closed by close()
         headers = {"Authorization": f"Bearer {self.config.token}"} if self.config.token else {}
         if self.config.transport == "ws":
@@ -127,8 +130,13 @@ class Session:
 
     def _call(self, api: str, values: tuple[Any, ...]) -> Any:
         out = prepare(api, values, self.config.launch_blocking)
-        reply = self._exchange(out)
-        result = self.protocol.settle(reply, out.finish, api) if out.wait or reply is not None else None  # HTTP: all
+        try:
+            reply = self._exchange(out)
+            result = self.protocol.settle(reply, out.finish, api) if out.wait or reply is not None else None  # HTTP
+        except AclError:
+            self._printed.after(api, self.call)  # what the kernels printed before the failure
+            raise
+        self._printed.after(api, self.call)
         return self._adapt(api, values, result)
 
     def _exchange(self, out: Outgoing) -> dict[str, Any] | None:

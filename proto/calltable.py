@@ -191,6 +191,20 @@ class aclrtLaunchKernelCfg(WireModel):  # noqa: N801
     attrs: list[aclrtLaunchKernelAttr] | None = None  # C: attrs + numAttrs; None: attrs NULL (107000)
 
 
+class KernelPlaceHolder(WireModel):
+    """A placeholder of an argument block: its 8-byte slot's offset and the data the slot points to."""
+
+    offset: U32
+    data: Bytes
+
+
+class KernelArgsData(WireModel):
+    """An aclrtArgsHandle as a launch carries it (`proto.kernelargs`): parameter bytes, 8-byte aligned each."""
+
+    data: Bytes
+    placeholders: list[KernelPlaceHolder] = []
+
+
 class aclmdlRIKernelTaskParams(WireModel):  # noqa: N801
     """A kernel task's parameters. vnpu's kernels are aclnn kernels: `funcHandle` names the operator, `args`
     points to the task's device argument block holding its kernel description as JSON (`argsSize` bytes), or is
@@ -745,6 +759,51 @@ _CALLS: tuple[Call, ...] = (
         doc="func and userData are opaque to the daemon: aclmdlRIDestroy hands them back to the client.",
     ),
     call("aclmdlRIDestroyUnregisterCallback", ("modelRI", Handle), ("func", Handle)),
+    # custom kernels: numpy implementations registered by name (server.npu.kernels, docs/kernels.md)
+    call(
+        "aclrtBinaryLoadFromData",
+        ("data", Bytes),
+        ("options", Handle),
+        out=(("binHandle", U64),),
+        doc="A kernel binary (ascendc_fatbin_library's file lists its kernels); options are accepted and ignored. "
+        "aclrtBinaryLoadFromFile is this call on the file's bytes, read by the client.",
+    ),
+    call("aclrtBinaryGetFunction", ("binHandle", Handle), ("kernelName", str | None), out=(("funcHandle", U64),)),
+    call("aclrtBinaryUnLoad", ("binHandle", Handle)),
+    call(
+        "aclrtLaunchKernel",
+        ("funcHandle", Handle),
+        ("numBlocks", U32),
+        ("argsData", Bytes | None),
+        ("stream", Stream),
+        asynchronous=True,
+        doc="argsData: the argument block's bytes (each argument at an 8-byte boundary).",
+    ),
+    call(
+        "aclrtLaunchKernelWithConfig",
+        ("funcHandle", Handle),
+        ("numBlocks", U32),
+        ("stream", Stream),
+        ("cfg", aclrtLaunchKernelCfg | None),
+        ("argsHandle", KernelArgsData | None),
+        ("reserve", Handle),
+        asynchronous=True,
+        doc="argsHandle: the aclrtArgsHandle's parameters and placeholders (the client builds it on the host).",
+    ),
+    call(
+        "vnpuLaunchKernel",
+        ("kernelName", str | None),
+        ("numBlocks", U32),
+        ("stream", Stream),
+        ("args", Bytes),
+        asynchronous=True,
+        doc="A `Name<<<numBlocks, nullptr, stream>>>(args...)` launch, as ascendc_library's stubs make it.",
+    ),
+    call(
+        "vnpuTakePrinted",
+        out=(("text", str),),
+        doc="What the process's kernels printed (AscendC::printf) since the last call, in stream order.",
+    ),
     # aclnn phase 2
     *(_launch(op) for op in OPS),
     # vnpu's own: pinned host memory seen from a remote client

@@ -18,7 +18,7 @@ from server.api.metrics import Metrics
 from server.api.sessions import Registry
 from server.api.settings import Settings
 from server.cli import package_version
-from server.npu import Machine
+from server.npu import Machine, kernels
 from server.npu.hostmem import sweep_stale
 
 log = logging.getLogger("vnpu")
@@ -32,6 +32,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         for name in sweep_stale():
             log.info("removed the shared memory %s of a daemon that died", name)
+        kernels.load(settings.kernels.split(","))  # ImportError names a module that fails
         machine = Machine(
             settings.devices,
             settings.memory,

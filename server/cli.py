@@ -89,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tokens-file", help="a file of 'tenant token' lines, one tenant per token")
     serve.add_argument("--ssl-certfile", help="serve HTTPS/WSS with this certificate (PEM); env VNPU_SSL_CERTFILE")
     serve.add_argument("--ssl-keyfile", help="the certificate's private key (PEM); env VNPU_SSL_KEYFILE")
+    serve.add_argument("--kernels", help="modules registering custom kernels, comma-separated; env VNPU_KERNELS")
     serve.add_argument("--log-level", help="critical, error, warning, info or debug, any case (default info)")
     status = commands.add_parser(
         "status",
@@ -190,6 +191,7 @@ def serve(args: argparse.Namespace) -> int:
             log_level=args.log_level,
             ssl_certfile=args.ssl_certfile,
             ssl_keyfile=args.ssl_keyfile,
+            kernels=args.kernels,
         )
     except ValueError as error:  # BadSetting, or a tokens file's malformed line
         print(f"vnpu serve: {error}", file=sys.stderr)

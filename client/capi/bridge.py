@@ -22,6 +22,7 @@ from typing import Any
 
 import proto.host as host
 from client import acl, lasterror
+from client import kernels as client_kernels
 from client.capi import (
     allocator,
     callbacks,
@@ -30,6 +31,7 @@ from client.capi import (
     exceptions,
     hostobj,
     ipc,
+    kernels,
     modeledit,
     models,
     randomnum,
@@ -208,6 +210,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **condmodel.SPECIAL,
     **exceptions.SPECIAL,
     **ipc.SPECIAL,
+    **kernels.SPECIAL,
     **modeledit.SPECIAL,
     **models.SPECIAL,
     **randomnum.SPECIAL,
@@ -236,6 +239,7 @@ def implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) 
 def bind(ffi: Any, library: str, ready: str, prototypes: list[tuple[str, str, list[tuple[str, str]]]]) -> None:
     """Give every function of `library` its implementation; `ready` answers 1 once that is done."""
     c = C.of(ffi)
+    client_kernels.Printed.writer = client_kernels.c_stdout_writer()  # in a C program: kernel printf via its stdout
     for name, result, params in prototypes:
         try:
             body = implementation(c, name, result, params)

@@ -166,6 +166,9 @@ def _write_files(staging: Path) -> None:
     bin_dir = staging / "bin"
     bin_dir.mkdir()
     (bin_dir / "setenv.bash").write_text((PACKAGE / "setenv.bash").read_text())
+    cmake = staging / "tikcpp" / "ascendc_kernel_cmake"  # where the samples' set_sample_env.sh looks
+    cmake.mkdir(parents=True)
+    (cmake / "ascendc.cmake").write_text((PACKAGE / "ascendc.cmake").read_text())
     info = staging / "share" / "info" / "runtime"
     info.mkdir(parents=True)
     (info / "version.info").write_text(f"Version={VERSION}\nversion_dir=vnpu\n")

@@ -22,6 +22,7 @@ from server.npu.build import BuildModel, runnable_build
 from server.npu.calls_capture import CaptureCalls
 from server.npu.cond import CondTask, assign_defaults
 from server.npu.context import acl_call, require
+from server.npu.kernels.task import CustomKernelTask
 from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelKind, ModelRI, ModelStatus
 from server.npu.stream import Task
 from server.npu.tasks import KernelTask, RecordTask, ResetTask, WaitTask
@@ -186,7 +187,7 @@ def not_ready(model: ModelRI) -> str:
 
 
 def _task_type(task: Task) -> aclmdlRITaskType:
-    if isinstance(task, KernelTask | GroupTask):
+    if isinstance(task, KernelTask | CustomKernelTask | GroupTask):
         return aclmdlRITaskType.ACL_MODEL_RI_TASK_KERNEL
     if isinstance(task, RecordTask | CaptureRecord | external.ExternalRecordTask):
         return aclmdlRITaskType.ACL_MODEL_RI_TASK_EVENT_RECORD

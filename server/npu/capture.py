@@ -19,8 +19,8 @@ from proto.errors import (
     ACL_ERROR_STREAM_TASK_GROUP_STATUS,
     AclError,
 )
+from server.npu.kernels.task import AnyKernel
 from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelLane, ModelRI, ModelStatus, TaskGroup
-from server.npu.tasks import KernelTask
 
 if TYPE_CHECKING:
     from server.npu.event import Event
@@ -40,7 +40,7 @@ class Capture:
         self.invalid: AclError | None = None
         self.group: GroupTask | None = None
         self.group_stream: Stream | None = None
-        self.group_kernels: list[KernelTask] = []
+        self.group_kernels: list[AnyKernel] = []
         self.group_error: AclError | None = None
 
     def __repr__(self) -> str:
@@ -67,12 +67,13 @@ class Capture:
                     f"a task group is open on {self.group_stream}: no other stream of the capture may issue work "
                     f"until aclmdlRICaptureTaskGrpEnd ({task.describe()} on {stream})",
                 )
-            if not isinstance(task, KernelTask):
+            if not isinstance(task, AnyKernel):
                 self._group_fails(
                     ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
-                    f"only kernel launches (aclnn phase 2) may be in a task group, not {task.describe()}",
+                    "only kernel launches (aclnn phase 2, custom kernels) may be in a task group, not "
+                    f"{task.describe()}",
                 )
-            assert isinstance(task, KernelTask)
+            assert isinstance(task, AnyKernel)
             self.model.number(task)
             self.group_kernels.append(task)
             return

@@ -45,6 +45,8 @@ from server.npu.capture import Capture
 from server.npu.device import Device, Machine
 from server.npu.event import Event
 from server.npu.hostmem import HostBuffer
+from server.npu.kernels.binary import Binary, Function
+from server.npu.kernels.task import Printed
 from server.npu.model import ModelKind, ModelRI, TaskGroup, Update
 from server.npu.notify import Notify
 from server.npu.stream import Stream, Task
@@ -164,6 +166,9 @@ class Context:
         self.cond_words: dict[int, CondHandle] = {}  # device word -> its cond handle (memory the runtime owns)
         self.gone: dict[int, str] = {}  # handles this context destroyed lately -> what they were (bounded)
         self.groups: dict[int, TaskGroup] = {}
+        self.binaries: dict[int, Binary] = {}  # aclrtBinHandle -> a loaded kernel binary (server.npu.calls_kernel)
+        self.functions: dict[int, Function] = {}  # aclrtFuncHandle -> a kernel of one of them
+        self.printed = Printed()  # kernel printf not yet collected by the process (vnpuTakePrinted)
         self.capturing: dict[Stream, Capture] = {}  # every stream of every active capture
         self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
         self.bound: dict[Stream, BuildLane] = {}  # persistent streams bound to a Build model (aclmdlRIBindStream)
@@ -243,10 +248,12 @@ class Context:
     def check_handles(self) -> None:
         """Refuse a new handle when the context holds its maximum."""
         held = len(self.streams) + len(self.events) + len(self.notifies) + len(self.models) + len(self.groups)
+        held += len(self.binaries)
         if self.max_handles is not None and held >= self.max_handles:
             raise AclError(
                 ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
-                f"this context holds {held} handles (streams, events, notifies, models, task groups), its limit",
+                f"this context holds {held} handles (streams, events, notifies, models, task groups, binaries), "
+                "its limit",
             )
 
     def idle_stream(self, handle: int | None, api: str) -> Stream:

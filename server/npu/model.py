@@ -29,7 +29,7 @@ from proto.errors import (
     ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
     AclError,
 )
-from server.npu.tasks import KernelTask
+from server.npu.kernels.task import AnyKernel, CustomKernelTask
 from server.npu.trace import Where, traced
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class TaskGroup:
 
     handle: int
     model: ModelRI
-    kernels: tuple[KernelTask, ...] = ()
+    kernels: tuple[AnyKernel, ...] = ()
     updates_applied: int = 0
     updater: object | None = None  # the stream whose update of this group is in progress
 
@@ -135,7 +135,7 @@ class UpdateApplyTask:
     """Swaps a group's kernels for the ones an update collected; queued on the update stream."""
 
     group: TaskGroup
-    kernels: tuple[KernelTask, ...]
+    kernels: tuple[AnyKernel, ...]
     api: str = "aclmdlRICaptureTaskUpdateEnd"
 
     def describe(self) -> str:
@@ -384,13 +384,14 @@ class Update:
 
     group: TaskGroup
     thread: Hashable = None  # the client thread that began it (a process that dies drops its updates)
-    kernels: list[KernelTask] = field(default_factory=list)
+    kernels: list[AnyKernel] = field(default_factory=list)
 
     def collect(self, task: Task) -> None:
-        if not isinstance(task, KernelTask):
+        if not isinstance(task, AnyKernel):
             raise AclError(
                 ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
-                f"only kernel launches (aclnn phase 2) may be issued during a task update, not {task.describe()}",
+                f"only kernel launches (aclnn phase 2, custom kernels) may be issued during a task update, not "
+                f"{task.describe()}",
             )
         index = len(self.kernels)
         if index >= len(self.group.kernels):
@@ -399,16 +400,21 @@ class Update:
                 f"one launch too many: {self.group.describe()} has {len(self.group.kernels)} kernel(s)",
             )
         old = self.group.kernels[index]
-        if not isinstance(old, KernelTask):
+        if not isinstance(old, AnyKernel):
             raise AclError(
                 ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
                 f"task #{index} of {self.group.describe()} is no longer a kernel ({old.describe()}, made by "
                 "aclmdlRITaskSetParams): it cannot be updated",
             )
-        if old.kernel.kernel_kind != task.kernel.kernel_kind:
+        if _kind(old) != _kind(task):
             raise AclError(
                 ACL_ERROR_RT_INTERNAL_ERROR,
-                f"kernel #{index} of {self.group.describe()} is a {old.kernel.kernel_kind} kernel ({old.api}); "
-                f"a {task.kernel.kernel_kind} kernel ({task.api}) cannot replace it",
+                f"kernel #{index} of {self.group.describe()} is a {_kind(old)} kernel ({old.describe()}); "
+                f"a {_kind(task)} kernel ({task.describe()}) cannot replace it",
             )
         self.kernels.append(task)
+
+
+def _kind(task: AnyKernel) -> str:
+    """aclnn kernels by their engine (vector, cube); a custom kernel only by a custom kernel."""
+    return task.kernel_kind if isinstance(task, CustomKernelTask) else task.kernel.kernel_kind

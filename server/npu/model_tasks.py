@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 from proto.aclnn import aclScalar
 from proto.constants import aclmdlRITaskType
 from server.npu.calls_value import ValueWaitTask, ValueWriteTask
+from server.npu.kernels.task import AnyKernel, CustomKernelTask
 from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelLane, ModelRI, TaskGroup
 from server.npu.tasks import KernelTask, RecordTask, ResetTask, WaitTask
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 T = aclmdlRITaskType
 TASK_TYPES: dict[type, aclmdlRITaskType] = {
     KernelTask: T.ACL_MODEL_RI_TASK_KERNEL,
+    CustomKernelTask: T.ACL_MODEL_RI_TASK_KERNEL,
     RecordTask: T.ACL_MODEL_RI_TASK_EVENT_RECORD,
     CaptureRecord: T.ACL_MODEL_RI_TASK_EVENT_RECORD,
     WaitTask: T.ACL_MODEL_RI_TASK_EVENT_WAIT,
@@ -222,4 +224,4 @@ class ModelTasks:
             kernels.append(kernel)
         for ref in refs:
             self.by_slot[(group.handle, ref.index)] = ref
-        group.kernels = cast(tuple[KernelTask, ...], tuple(kernels))  # a converted kernel may be a value task now
+        group.kernels = cast(tuple[AnyKernel, ...], tuple(kernels))  # a converted kernel may be a value task now

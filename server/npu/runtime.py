@@ -20,6 +20,7 @@ from server.npu.calls_event import EventCalls
 from server.npu.calls_hostreg import HostRegistrationCalls
 from server.npu.calls_ipc import IpcCalls
 from server.npu.calls_ipcmem import IpcMemoryCalls
+from server.npu.calls_kernel import KernelCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_misc import MiscModelCalls
 from server.npu.calls_model import ModelCalls
@@ -44,6 +45,7 @@ class Runtime(
     HostRegistrationCalls,
     ValueCalls,
     ReduceCalls,
+    KernelCalls,
     RandomCalls,
     StreamAttributeCalls,
     StreamCalls,

@@ -21,6 +21,7 @@ from proto.errors import AclError
 
 KINDS = {
     "KernelTask": "kernel",
+    "CustomKernelTask": "kernel",
     "MemcpyTask": "memcpy",
     "MemsetTask": "memset",
     "RecordTask": "record",

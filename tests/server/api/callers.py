@@ -28,7 +28,7 @@ class RestCaller:
         headers = {"x-vnpu-thread": self.thread}
         if self.session:
             headers["x-vnpu-session"] = self.session
-        body = {k: base64.b64encode(v).decode() if isinstance(v, bytes) else v for k, v in args.items()}
+        body = _json(args)
         response = await self.client.post(f"/v1/call/{api}", json=body, headers=headers)
         payload = response.json()
         if "error" in payload:
@@ -39,6 +39,17 @@ class RestCaller:
         if isinstance(result.get("data"), str):
             result["data"] = base64.b64decode(result["data"])
         return result
+
+
+def _json(value: Any) -> Any:
+    """Bytes as JSON carries them (base64), at any depth (a struct's byte fields too)."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json(v) for v in value]
+    return value
 
 
 class WsCaller:

@@ -160,6 +160,17 @@ async def exercise(c: Caller) -> None:
     await c("aclrtSynchronizeStream", stream=s2)
     await c("aclrtReduceAsync", dst=word, src=word, count=8, kind=10, type=3, stream=s2, reserve=None)  # INT32 SUM
     await c("aclrtSynchronizeStream", stream=s2)
+    kernels = (await c("aclrtBinaryLoadFromData", data=b"vnpu-fatbin 1\nkernel EasyOPf\n", options=None))["binHandle"]
+    easy = (await c("aclrtBinaryGetFunction", binHandle=kernels, kernelName="EasyOPf"))["funcHandle"]
+    slot = word.to_bytes(8, "little")
+    await c("aclrtLaunchKernel", funcHandle=easy, numBlocks=1, argsData=slot, stream=s2)
+    args = {"data": slot, "placeholders": []}
+    cfg = {"attrs": [{"id": 8, "value": 5_000_000}]}  # ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US
+    await c("aclrtLaunchKernelWithConfig", funcHandle=easy, numBlocks=1, stream=s2, cfg=cfg, argsHandle=args, reserve=0)
+    await c("vnpuLaunchKernel", kernelName="DeviceRead", numBlocks=1, stream=s2, args=slot)
+    await c("aclrtSynchronizeStream", stream=s2)
+    assert (await c("vnpuTakePrinted"))["text"].startswith("Destination data: ")
+    await c("aclrtBinaryUnLoad", binHandle=kernels)
     counter = (await c("aclrtMalloc", size=16, policy=0))["devPtr"]
     await c("aclrtMemset", devPtr=counter, maxCount=16, value=0, count=16)
     info = aclrtRandomNumTaskInfo(aclDataType.ACL_UINT32, randomResultAddr=word, randomCounterAddr=counter)

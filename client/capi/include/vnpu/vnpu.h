@@ -13,6 +13,11 @@ extern "C" {
  * VNPU_CONTEXT=<id> in its environment joins the context and shares its handles. */
 ACL_FUNC_VISIBILITY aclError vnpuGetContextId(char *buf, size_t len);
 
+/* A `kernelName<<<numBlocks, nullptr, stream>>>(args...)` launch, as ascendc_library's stubs make it: args is
+ * the argument block (each argument at an 8-byte boundary), run by the kernel's numpy implementation. */
+ACL_FUNC_VISIBILITY aclError vnpuLaunchKernel(const char *kernelName, uint32_t numBlocks, void *stream,
+                                              const void *args, size_t argsSize);
+
 #ifdef __cplusplus
 }
 #endif
