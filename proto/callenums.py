@@ -2,7 +2,7 @@
 
 The wire carries enums as plain integers (the device checks them and answers the runtime's own code); this
 table only says which C enum of `proto.constants` each integer is, as the C prototype does. A test checks it
-against the toolkit's headers.
+against the toolkit's headers (tests/capi/test_callenums_headers.py).
 """
 
 from __future__ import annotations
