@@ -1,10 +1,10 @@
 """A request example for every call, generated from its annotated request schema: what `/docs` fills in.
 
 Values are realistic rather than minimal: device 0, a 4 KiB size, pointers and handles in the form vnpu prints
-them (device 0's first address, the first handle), the default stream (0), the enum member a program would pass
-(one `PREFERRED` names, else the first non-negative one), a phase-2 launch with the executor its operator's example
-phase 1 gives. A pasted example reaches the device, which answers it (often: this pointer or handle is not
-yours, until you put your own in).
+them (device 0's first address, the first handle), the default stream (0) where a call takes it, the enum member
+a program would pass (one `PREFERRED` names, else the first non-negative one), the flags and NULLs a call demands
+(`CALL_VALUES`, `NULLS`), a phase-2 launch with the executor its operator's example phase 1 gives. A pasted
+example reaches the device, which answers it: a result, or that this pointer or handle is not yours yet.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 from typing import Any, Final
 
+from proto import constants as c
 from proto.aclnn import OPS
 from proto.aclnn.kernel import KernelDesc
 from proto.aclnn.phase1 import get_workspace_size
@@ -21,7 +22,7 @@ from proto.calltable import Call
 
 POINTER: Final = f"{DEVICE_BASE:#x}"
 HANDLE: Final = "0x1000"
-BYTES: Final = base64.b64encode(bytes(range(8))).decode()
+BYTES: Final = base64.b64encode(bytes(range(64))).decode()  # 64 bytes: the examples' count
 # values by C parameter name where the type's own example would not be a realistic one
 NAMED: Final[dict[str, Any]] = {
     "size": 4096,
@@ -33,6 +34,7 @@ NAMED: Final[dict[str, Any]] = {
     "len": 64,
     "maxLen": 64,
     "alignment": 0,
+    "peerDeviceId": 1,
     "value": 0,
     "configPath": None,
     "name": "my-model",
@@ -45,12 +47,35 @@ NAMED: Final[dict[str, Any]] = {
     "streams": True,
     "tasks": True,
 }
-PREFERRED: Final = frozenset({"ACL_MEMCPY_HOST_TO_DEVICE"})
+# streams that must be one's own, not the default stream (0): a handle, as for every other object
+_OWN_STREAMS: Final = {
+    "aclrtDestroyStream": ("stream",),
+    "aclrtDestroyStreamForce": ("stream",),
+    "aclmdlRICaptureBegin": ("stream",),
+    "aclmdlRICaptureTaskUpdateBegin": ("stream",),
+    "aclmdlRICaptureToModelRIBegin": ("stream",),
+    "aclmdlRIAddCondTask": ("stream",),
+    "aclrtActiveStream": ("activeStream", "stream"),
+    "aclrtSwitchStream": ("trueStream", "stream"),
+}
+# values by (call, parameter) where the call allows less than the parameter's type (a flag of its own)
+CALL_VALUES: Final[dict[tuple[str, str], Any]] = {
+    ("aclrtHostRegisterV2", "flag"): c.ACL_HOST_REG_MAPPED,
+    ("aclrtMemAllocManaged", "flag"): c.ACL_RT_MEM_ATTACH_GLOBAL,
+    ("aclrtCreateEventWithFlag", "flag"): c.ACL_EVENT_SYNC,
+    ("aclrtCreateEventExWithFlag", "flag"): c.ACL_EVENT_SYNC,
+    ("aclrtMemImportFromShareableHandleV2", "shareableHandle"): base64.b64encode(bytes(range(8))).decode(),
+    **{(name, arg): HANDLE for name, args in _OWN_STREAMS.items() for arg in args},
+}
+NULLS: Final = frozenset({"reserve", "expectPtr"})  # pointers the runtime wants NULL (0: the document drops null)
+PREFERRED: Final = frozenset({"ACL_MEMCPY_HOST_TO_DEVICE", "ACL_HBM_MEM_HUGE", "ACL_MEM_LOCATION_TYPE_DEVICE"})
 WORKSPACE: Final = f"{DEVICE_BASE + 0x10000:#x}"  # after the example tensors
 
 
 def value_of(schema: dict[str, Any], name: str = "") -> Any:
     """An example of one schema node (`name`: the C parameter it is, if any)."""
+    if name in NULLS:
+        return 0
     options = schema.get("anyOf")
     if options is not None and _is_address(options):
         return _address(schema)
@@ -90,6 +115,7 @@ def _address(schema: dict[str, Any]) -> str | int:
 def example(call: Call, schema: dict[str, Any]) -> dict[str, Any]:
     """The example body of `call` (its request schema annotated by `server.api.openapi`)."""
     body: dict[str, Any] = value_of(schema) if schema.get("properties") else {}
+    body |= {arg: value for (name, arg), value in CALL_VALUES.items() if name == call.name}
     decl = OPS.get(call.name.removeprefix("aclnn")) if call.name.startswith("aclnn") else None
     if decl is not None:
         kernel = KernelDesc.from_wire({"op": decl.name, "args": example_args(decl), "workspace_size": 0})

@@ -33,6 +33,7 @@ def enum_field(field: dict[str, Any], enum: type[IntEnum]) -> dict[str, Any]:
     members = ", ".join(f"{m.name}={int(m)}" for m in enum)
     combined = enum in FLAGS
     said = f"{enum.__name__}{', a combination of' if combined else ':'} {members}"
+    said = f"{field['description']} ({said})" if field.get("description") else said
     annotated = field | {"description": said, "x-enum-varnames": [m.name for m in enum]}
     # a combinable enum's values are not only its members: the names and values are shown, not enforced
     return annotated | ({"x-enum-values": [int(m) for m in enum]} if combined else {"enum": [int(m) for m in enum]})
