@@ -42,6 +42,8 @@ NAMED: Final[dict[str, Any]] = {
     "pid": [1234],
     "key": "vnpu-ipc-1",
     "src": BYTES,  # pageable host memory, where it is not a pointer
+    "numBlocks": 8,
+    "kernelName": "add_custom",  # the CANN samples' first kernel
     "numStreams": 8,
     "numTasks": 8,
     "streams": True,
