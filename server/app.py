@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
-from server.api import dashboard, echo, errors, metrics, observe, phase1, rest, views, ws
+from server.api import dashboard, echo, errors, metrics, observe, openapi, phase1, rest, views, ws
 from server.api.auth import redact_server_logs
 from server.api.metrics import Metrics
 from server.api.sessions import Registry
@@ -82,4 +82,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics.install(app)
     dashboard.install(app)  # GET / and the WebSocket /v1/trace/live that feeds its timeline
     echo.install(app)  # the benchmarks' floor: a bare WebSocket echo (server/api/echo.py)
+    openapi.install(app)  # the document's kernel schemas and result enums, once every route is in
     return app

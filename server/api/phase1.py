@@ -15,30 +15,12 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request
 
 from proto.aclnn import OPS, KernelDesc, OpDecl
-from proto.aclnn.decl import TENSOR_KINDS, ArgKind
 from proto.aclnn.phase1 import get_workspace_size
+from proto.aclnn.schema import SIZE, args_schema, example_args, kernel_schema
+from proto.calldocs import DOCS
 from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
 from server.api.errors import ERROR_RESPONSES
 from server.api.rest import json_body_of
-
-_TENSOR = {
-    "view_dims": [2, 3],
-    "data_type": "ACL_FLOAT",
-    "strides": [3, 1],
-    "offset": 0,
-    "format": "ACL_FORMAT_ND",
-    "storage_dims": [2, 3],
-}
-_EXAMPLES = {ArgKind.SCALAR: {"value": 1.0, "data_type": "ACL_FLOAT"}, ArgKind.INT_ARRAY: [1], ArgKind.INT: 0}
-_EXAMPLES |= {ArgKind.BOOL: False, ArgKind.DTYPE: "ACL_FLOAT"}
-
-
-def _example(decl: OpDecl) -> dict[str, Any]:
-    """A body of the right shape for the OpenAPI page (its tensors at made-up device pointers)."""
-    return {
-        arg.name: _TENSOR | {"data": 0x12C000000000 + n * 0x1000} if arg.kind in TENSOR_KINDS else _EXAMPLES[arg.kind]
-        for n, arg in enumerate(decl.args)
-    }
 
 
 def _route(decl: OpDecl) -> Any:
@@ -57,6 +39,11 @@ def _route(decl: OpDecl) -> Any:
     return handle
 
 
+def _answer(decl: OpDecl) -> dict[str, Any]:
+    fields = {"workspaceSize": SIZE, "executor": kernel_schema(decl)}
+    return {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
+
+
 def install(app: FastAPI) -> None:
     router = APIRouter(prefix="/v1/aclnn", tags=["aclnn phase 1"], responses=ERROR_RESPONSES)
     for decl in OPS.values():
@@ -66,13 +53,14 @@ def install(app: FastAPI) -> None:
             methods=["POST"],
             name=decl.ws_name,
             summary=decl.ws_name,
-            description=f"Phase 1 of {decl.c_name}({', '.join(decl.arg_names)}): the workspace size and the "
-            f"executor (a kernel description) to pass to `POST /v1/call/{decl.c_name}`.",
+            description=f"Phase 1 of {decl.c_name}({', '.join(decl.arg_names)}): {DOCS[decl.c_name]} Answers the "
+            f"workspace size and the executor (a kernel description) to pass to `POST /v1/call/{decl.c_name}`.",
             openapi_extra={
                 "requestBody": {
                     "required": True,
-                    "content": {"application/json": {"schema": {"type": "object"}, "example": _example(decl)}},
-                }
+                    "content": {"application/json": {"schema": args_schema(decl), "example": example_args(decl)}},
+                },
+                "responses": {"200": {"content": {"application/json": {"schema": _answer(decl)}}}},
             },
         )
     app.include_router(router)

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from proto.calltable import CALLS, Address, Call
 from proto.constants import aclrtMemcpyKind
 from proto.errors import ACL_ERROR_UNINITIALIZE, AclError
-from server.api import dispatch
+from server.api import dispatch, examples, openapi
 from server.api.auth import tenant_of
 from server.api.budget import check_json
 from server.api.errors import ERROR_RESPONSES, TooLarge
@@ -78,26 +78,6 @@ def thread_of(request: Request) -> Hashable:
     return (int(pid), int(tid)) if dash and pid.isdigit() and tid.isdigit() else named
 
 
-def inlined(schema: dict[str, Any]) -> dict[str, Any]:
-    """A request model's JSON schema with its nested models (a C struct argument) written in place: the body
-    schema stands inside the OpenAPI document, where pydantic's `#/$defs/...` references would name nothing."""
-    defs = schema.get("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                rest = {k: resolve(v) for k, v in node.items() if k != "$ref"}
-                return {**resolve(defs[ref.removeprefix("#/$defs/")]), **rest}
-            return {k: resolve(v) for k, v in node.items() if k != "$defs"}
-        if isinstance(node, list):
-            return [resolve(v) for v in node]
-        return node
-
-    resolved: dict[str, Any] = resolve(schema)
-    return resolved
-
-
 def _route(call: Call) -> Any:
     async def handle(request: Request) -> JSONResponse:
         result = await run(request, call, await json_body_of(request) or b"{}")
@@ -110,20 +90,21 @@ def _route(call: Call) -> Any:
 def install(app: FastAPI) -> None:
     router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
     for call in CALLS.values():
+        schema = openapi.request_schema(call)
         router.add_api_route(
             f"/call/{call.name}",
             _route(call),
             methods=["POST"],
             name=call.name,
             summary=call.name,
-            description=call.doc or None,
+            description=openapi.describe(call),
             response_model=call.result,
             responses=ERROR_RESPONSES,
             tags=["calls"],
             openapi_extra={
                 "requestBody": {
                     "required": bool(call.arg_names),
-                    "content": {"application/json": {"schema": inlined(call.request.model_json_schema())}},
+                    "content": {"application/json": {"schema": schema, "example": examples.example(call, schema)}},
                 }
             },
         )

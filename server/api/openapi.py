@@ -1,0 +1,104 @@
+"""What the OpenAPI document says beyond the routes: each call's one-line doc, the C enums behind integer
+arguments, the kernel description's schema, and a request example for every call (`server.api.examples`).
+
+The data lives in `proto` (`calldocs.DOCS`, `callenums.ENUM_ARGS`, `aclnn.schema`); this module only writes it
+into the schemas: a schema node whose title is a call's request or result model, or a C struct, gets the enum
+names of its integer fields.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+from fastapi import FastAPI
+
+from proto.aclnn import OPS
+from proto.aclnn.schema import COMPONENTS, KERNEL_DESC, REF, kernel_schema
+from proto.calldocs import DOCS
+from proto.callenums import ENUM_ARGS, FLAGS
+from proto.calltable import Call
+
+KERNEL_REF = {"$ref": f"{REF}KernelDesc"}
+MSGPACK = {"type": "string", "description": "the kernel description msgpack-encoded (what the client sends), base64"}
+
+
+def describe(call: Call) -> str:
+    """The operation's description: what the C function does, then what vnpu adds (the call's own doc)."""
+    return " ".join(part for part in (DOCS.get(call.name, ""), call.doc) if part)
+
+
+def enum_field(field: dict[str, Any], enum: type[IntEnum]) -> dict[str, Any]:
+    """An integer field of a C enum: its members' values and names (x-enum-varnames), and them in words."""
+    members = ", ".join(f"{m.name}={int(m)}" for m in enum)
+    combined = enum in FLAGS
+    said = f"{enum.__name__}{', a combination of' if combined else ':'} {members}"
+    said = f"{field['description']} ({said})" if field.get("description") else said
+    annotated = field | {"description": said, "x-enum-varnames": [m.name for m in enum]}
+    # a combinable enum's values are not only its members: the names and values are shown, not enforced
+    return annotated | ({"x-enum-values": [int(m) for m in enum]} if combined else {"enum": [int(m) for m in enum]})
+
+
+def annotate(node: Any) -> Any:
+    """`node` with the enums of `ENUM_ARGS` written into every model of a call or struct it holds (in place)."""
+    if isinstance(node, dict):
+        title = node.get("title")
+        owner = title.removesuffix("Request").removesuffix("Result") if isinstance(title, str) else None
+        fields = node.get("properties")
+        if owner in ENUM_ARGS and isinstance(fields, dict):
+            for name, enum in ENUM_ARGS[owner].items():
+                if name in fields:
+                    fields[name] = enum_field(fields[name], enum)
+        if title == "aclmdlRIKernelTaskParams" and isinstance(fields, dict):
+            fields["kernel"] = {"anyOf": [KERNEL_REF, {"type": "null"}], "description": "the kernel description"}
+        for value in node.values():
+            annotate(value)
+    elif isinstance(node, list):
+        for value in node:
+            annotate(value)
+    return node
+
+
+def inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """A request model's JSON schema with its nested models (a C struct argument) written in place: the body
+    schema stands inside the OpenAPI document, where pydantic's `#/$defs/...` references would name nothing."""
+    defs = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                rest = {k: resolve(v) for k, v in node.items() if k != "$ref"}
+                return {**resolve(defs[ref.removeprefix("#/$defs/")]), **rest}
+            return {k: resolve(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
+
+
+def request_schema(call: Call) -> dict[str, Any]:
+    """A call's request schema, inlined and annotated; a phase-2 launch's executor is its operator's kernel."""
+    schema: dict[str, Any] = annotate(inlined(call.request.model_json_schema()))
+    decl = OPS.get(call.name.removeprefix("aclnn")) if call.name.startswith("aclnn") else None
+    if decl is not None:
+        executor = {"anyOf": [kernel_schema(decl), MSGPACK]}
+        schema["properties"]["executor"] = executor | {"description": f"the executor of {decl.ws_name}"}
+    return schema
+
+
+def install(app: FastAPI) -> None:
+    """Post-process the generated document once: the kernel components, and enums in the result models."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = generate()
+            schemas = document.setdefault("components", {}).setdefault("schemas", {})
+            schemas.update(COMPONENTS | {"KernelDesc": KERNEL_DESC})
+            annotate(schemas)
+        return app.openapi_schema or {}
+
+    app.openapi = openapi  # type: ignore[method-assign]
