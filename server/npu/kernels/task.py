@@ -3,7 +3,6 @@ grouped and updated alike. Its arguments are decoded at issue; its pointers beco
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
 from dataclasses import dataclass, field
 from functools import partial
@@ -13,7 +12,7 @@ import numpy as np
 
 from proto.errors import ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, AclError
 from server.npu.kernels.registry import ArgType, Block, Kernel, KernelTrap
-from server.npu.tasks import KernelTask, Pins, check_pins
+from server.npu.tasks import KernelTask, Pins, check_pins, offload
 
 if TYPE_CHECKING:
     from server.npu.device import Machine
@@ -73,8 +72,8 @@ class CustomKernelTask:
         ]
         out: list[str] = []
         run = partial(self._blocks, views, out)
-        try:  # off the loop: an implementation may take long (LongOPf), the other streams go on
-            await asyncio.get_running_loop().run_in_executor(lane.machine.pool, run)
+        try:  # on the kernel pool: an implementation may take long (LongOPf), the other streams go on
+            await offload(lane, self.pins, run)
         finally:
             if out:
                 self.printed.add("".join(out))
