@@ -201,8 +201,8 @@ DOCS: Final[dict[str, str]] = {
     "aclnnReduceSum": "out = the sum of self over the dims in dim (keepDim: keep them as size 1), in dtype.",
     "aclnnMean": "out = the mean of self over the dims in dim (keepDim: keep them as size 1), in dtype.",
     "aclnnMatmul": "out = self @ mat2 (batched and broadcast as numpy's matmul); cubeMathType: the precision.",
-    # kernels: binaries, argument blocks, launches (the kernels branch adds these calls; the client-side ones are
-    # here too, so that every C name the toolkit exports has its line)
+    # kernels: binaries, argument blocks, launches (the ones the client answers itself are here too, so that every
+    # C name the toolkit exports has its line)
     "aclrtBinaryLoadFromFile": "Load a kernel binary from a file: a handle to find its kernels by.",
     "aclrtBinaryLoadFromData": "Load a kernel binary from bytes in host memory: a handle to find its kernels by.",
     "aclrtBinaryGetFunction": "Look up a kernel of a loaded binary by its name: a function handle to launch.",
