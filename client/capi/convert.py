@@ -332,3 +332,17 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclmdlRIDebugPrint": aclmdlRIDebugPrint,
     "aclmdlRIDebugJsonPrint": aclmdlRIDebugJsonPrint,
 }
+
+
+def launch_config(c: C, cfg: Any) -> dict[str, Any] | None:
+    """An aclrtLaunchKernelCfg * as the call table takes it: None for NULL, else its attributes (id, 8 value bytes)."""
+    if cfg == c.ffi.NULL:
+        return None
+    if cfg.attrs == c.ffi.NULL:
+        return {"attrs": None}
+    attrs = []
+    for i in range(cfg.numAttrs):
+        attr = cfg.attrs[i]
+        raw = bytes(c.ffi.buffer(c.ffi.addressof(attr, "value"), 8))
+        attrs.append({"id": int(attr.id), "value": int.from_bytes(raw, "little")})
+    return {"attrs": attrs}

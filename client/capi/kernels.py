@@ -5,12 +5,11 @@ launches with their argument bytes, and kernel printf written through the progra
 from __future__ import annotations
 
 import itertools
-import struct
 from collections.abc import Callable
 from typing import Any
 
 from client import kernels as client_kernels
-from client.capi.convert import C, call
+from client.capi.convert import C, call, launch_config
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
 from proto.kernelargs import KernelArgs, Param
 
@@ -89,22 +88,10 @@ def vnpuLaunchKernel(c: C) -> Callable[..., int]:  # noqa: N802
     return body
 
 
-def _cfg(c: C, cfg: Any) -> dict[str, Any] | None:
-    if cfg == c.ffi.NULL:
-        return None
-    if cfg.attrs == c.ffi.NULL:
-        return {"attrs": None}
-    attrs = []
-    for i in range(cfg.numAttrs):
-        value = struct.unpack("<Q", c.ffi.buffer(c.ffi.addressof(cfg.attrs[i], "value"), 8))[0]
-        attrs.append({"id": cfg.attrs[i].id, "value": value})
-    return {"attrs": attrs}
-
-
 def aclrtLaunchKernelWithConfig(c: C) -> Callable[..., int]:  # noqa: N802
     def body(func: Any, blocks: int, stream: Any, cfg: Any, args: Any, reserve: Any) -> int:
         wire = _get(c, args, KernelArgs, "argsHandle").wire() if c.address(args) else None
-        call("aclrtLaunchKernelWithConfig", _handle(c, func), blocks, _handle(c, stream), _cfg(c, cfg), wire,
+        call("aclrtLaunchKernelWithConfig", _handle(c, func), blocks, _handle(c, stream), launch_config(c, cfg), wire,
              _handle(c, reserve))  # fmt: skip
         return 0
 

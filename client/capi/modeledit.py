@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from client.capi.convert import C, call
+from client.capi.convert import C, call, launch_config
 from proto.constants import aclmdlRITaskType, aclrtLaunchKernelAttrId
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
@@ -126,19 +126,6 @@ def aclmdlRITaskGetParams(c: C) -> Callable[..., int]:  # noqa: N802
     return body
 
 
-def _cfg(c: C, cfg: Any) -> dict[str, Any] | None:
-    if cfg == c.ffi.NULL:
-        return None
-    if cfg.attrs == c.ffi.NULL:
-        return {"attrs": None}
-    attrs = []
-    for i in range(cfg.numAttrs):
-        attr = cfg.attrs[i]
-        raw = bytes(c.ffi.buffer(c.ffi.addressof(attr, "value"), 8))
-        attrs.append({"id": int(attr.id), "value": int.from_bytes(raw, "little")})
-    return {"attrs": attrs}
-
-
 def task_params(c: C, params: Any) -> dict[str, Any]:
     """The C struct as the call table's aclmdlRITaskParams: the header and the member `type` selects."""
     p = params[0]
@@ -156,7 +143,7 @@ def task_params(c: C, params: Any) -> dict[str, Any]:
             args = bytes(c.ffi.buffer(c.ffi.cast("char *", k.args), k.argsSize))  # host memory: its bytes
         out["kernelTaskParams"] = {
             "funcHandle": c.address(k.funcHandle),
-            "cfg": _cfg(c, k.cfg),
+            "cfg": launch_config(c, k.cfg),
             "args": args,
             "isHostArgs": int(k.isHostArgs),
             "argsSize": int(k.argsSize),
