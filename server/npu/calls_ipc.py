@@ -44,11 +44,14 @@ def check_importer(what: str, validating: bool, pids: set[int], lister: str, dis
 
 
 def check_peer(what: str, owner: Device, device: Device, peer_allowed: bool, flag: str) -> None:
-    """`what` lives on `owner`; importing it on another device needs the peer-access import flag `flag`."""
+    """`what` lives on `owner`; importing it on another device needs peer access to `owner`: enabled beforehand with
+    aclrtDeviceEnablePeerAccess (`peer_allowed`), or by the import itself with the flag `flag` (as the runtime's
+    import enables it)."""
     if owner is not device and not peer_allowed:
         raise AclError(
             ACL_ERROR_RT_PARAM_INVALID,
-            f"{what} is on device {owner.index} and this thread's device is {device.index}: import it with {flag}",
+            f"{what} is on device {owner.index} and this thread's device is {device.index}: enable peer access first "
+            f"(aclrtDeviceEnablePeerAccess({owner.index}, 0)) or import it with {flag}",
         )
 
 
@@ -119,8 +122,8 @@ class IpcCalls(NotifyCalls):
             return notify.handle
         check_importer(str(notify), notify.pid_validation, notify.import_pids, "aclrtNotifySetImportPid",
                        "ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION")  # fmt: skip
-        check_peer(str(notify), notify.device, device, bool(flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS),
-                   "ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS")  # fmt: skip
+        peer = bool(flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS) or self.has_peer_access(notify.device)
+        check_peer(str(notify), notify.device, device, peer, "ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS")
         self.check_handles()
         self.notifies[notify.handle] = notify
         self.imported_notifies.add(notify.handle)

@@ -113,8 +113,8 @@ class IpcMemoryCalls(Context):
             raise AclError(bad, f"{export} is already imported here (at {self.ipc_imports[key][1].va:#x})")
         check_importer(str(export), export.pid_validation, export.import_pids, "aclrtIpcMemSetImportPid",
                        "ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION")  # fmt: skip
-        check_peer(str(export), export.device, device, bool(flags & ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS),
-                   "ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS")  # fmt: skip
+        peer = bool(flags & ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS) or self.has_peer_access(export.device)
+        check_peer(str(export), export.device, device, peer, "ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS")
         start = export.ptr - export.device.arena.base
         try:
             window = device.virtual.open_window(

@@ -188,6 +188,10 @@ class Context:
         """The calling thread's current device."""
         return self.acl_context().device
 
+    def has_peer_access(self, peer: Device) -> bool:
+        """Whether the calling thread's device was granted access to `peer` (aclrtDeviceEnablePeerAccess)."""
+        return (self.device().index, peer.index) in self.peer_access
+
     def stream(self, handle: int | None) -> Stream:
         """The stream `handle` (None or 0: the current ACL context's default stream), which must be on the
         thread's current device."""

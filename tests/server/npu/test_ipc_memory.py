@@ -108,6 +108,26 @@ async def test_another_device_needs_peer_access(rt: Runtime, other: Runtime) -> 
         np.testing.assert_array_equal(download(other, copy, (16,), np.int32), np.arange(16))
 
 
+async def test_peer_access_enabled_beforehand_lets_a_plain_import_through(rt: Runtime, other: Runtime) -> None:
+    """CANN's notify/0 sample: aclrtDeviceEnablePeerAccess on the importer's device, then ImportByKey with flags 0
+    (the flag only enables peer access itself: the runtime's IpcOpenMemory)."""
+    data = np.random.default_rng(7).integers(-1000, 1000, 16, dtype=np.int32)
+    ptr = upload(rt, data)
+    key = rt.aclrtIpcMemGetExportKey(ptr, 64, 65, ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+    with calling_thread(IMPORTER):
+        other.aclrtSetDevice(1)
+        other.aclrtDeviceEnablePeerAccess(0, 0)
+        imported = other.aclrtIpcMemImportByKey(key, 0)
+        copy = other.aclrtMalloc(64, 0)
+        await other.aclrtMemcpyAsync(copy, 64, imported, 64, 3, None)
+        await other.aclrtSynchronizeStream(None)
+        np.testing.assert_array_equal(download(other, copy, (16,), np.int32), data)
+        other.aclrtIpcMemClose(key)
+        other.aclrtDeviceDisablePeerAccess(0)  # taken back: a plain import is refused again
+        error = fails(ACL_ERROR_RT_PARAM_INVALID, other.aclrtIpcMemImportByKey, key, 0)
+        assert "aclrtDeviceEnablePeerAccess(0" in error.message
+
+
 async def test_freeing_the_exported_memory_closes_every_window(rt: Runtime, other: Runtime) -> None:
     ptr = upload(rt, np.ones(16, np.float32))
     key = rt.aclrtIpcMemGetExportKey(ptr, 64, 65, ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION)

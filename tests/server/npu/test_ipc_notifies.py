@@ -48,8 +48,9 @@ async def test_a_record_in_the_owner_releases_the_importer(rt: Runtime, other: R
     rt.aclrtNotifySetImportPid(notify, [99, IMPORTER[0]])  # what the importer's aclrtDeviceGetBareTgid says
     with calling_thread(IMPORTER):
         error = fails(ACL_ERROR_RT_PARAM_INVALID, other.aclrtNotifyImportByKey, key, 0)  # another device
-        assert "ENABLE_PEER_ACCESS" in error.message
-        imported = other.aclrtNotifyImportByKey(key, PEER)
+        assert "ENABLE_PEER_ACCESS" in error.message and "aclrtDeviceEnablePeerAccess(0" in error.message
+        other.aclrtDeviceEnablePeerAccess(0, 0)  # as CANN's notify/0 sample does: then flags 0 imports
+        imported = other.aclrtNotifyImportByKey(key, 0)
         stream, out = other.aclrtCreateStream(), other.aclrtMalloc(8, 0)
         other.aclrtWaitAndResetNotify(imported, stream, 0)
         other.aclrtMemsetAsync(out, 8, 0x5A, 8, stream)
