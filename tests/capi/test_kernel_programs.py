@@ -71,7 +71,7 @@ def test_a_sample_layout_builds_with_ascendc_cmake(toolkit: Path, tmp_path: Path
         got = np.array(next(line for line in lines if line.startswith(label + " ")).split()[1:], dtype=np.float64)
         np.testing.assert_allclose(got, x.astype(np.float64) * factor, rtol=1e-6)
     start = lines.index("before hello")
-    assert lines[start + 1 : start + 3] == ["Hello World"] * 2
+    assert lines[start + 1 : start + 4] == ["Hello World"] * 2 + ["after hello"]  # the launch waited for it
     assert f"not-in-fatbin {ACL_ERROR_RT_PARAM_INVALID}" in lines
 
 

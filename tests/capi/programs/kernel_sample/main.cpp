@@ -30,7 +30,8 @@ int main()
     CHECK(aclrtMemcpy(dx, sizeof(x), x, sizeof(x), ACL_MEMCPY_HOST_TO_DEVICE));
     CHECK(ScaleDo(blocks, s, static_cast<float*>(dx), static_cast<float*>(dy), -1.75f, per));
     printf("before hello\n");
-    HelloDo(2, s);
+    HelloDo(2, s);  // a kernel that prints: its lines are out when the launch returns, with no synchronize
+    printf("after hello\n");
     CHECK(aclrtSynchronizeStream(s));
     CHECK(aclrtMemcpy(y, sizeof(y), dy, sizeof(y), ACL_MEMCPY_DEVICE_TO_HOST));
     printf("scaled");
