@@ -71,7 +71,7 @@ def aclrtBinaryLoadFromData(c: C) -> Callable[..., int]:  # noqa: N802
 
 def aclrtLaunchKernel(c: C) -> Callable[..., int]:  # noqa: N802
     def body(func: Any, blocks: int, args: Any, size: int, stream: Any) -> int:
-        blob = _data(c, args, size, "argsData")
+        blob = c.pinned.managed_to_daemon(_data(c, args, size, "argsData"))
         call("aclrtLaunchKernel", _handle(c, func), blocks, blob, _handle(c, stream))
         return 0
 
@@ -81,7 +81,7 @@ def aclrtLaunchKernel(c: C) -> Callable[..., int]:  # noqa: N802
 def vnpuLaunchKernel(c: C) -> Callable[..., int]:  # noqa: N802
     def body(name: Any, blocks: int, stream: Any, args: Any, size: int) -> int:
         kernel = None if name == c.ffi.NULL else c.ffi.string(name).decode()
-        blob = b"" if args == c.ffi.NULL else _data(c, args, size, "args")
+        blob = b"" if args == c.ffi.NULL else c.pinned.managed_to_daemon(_data(c, args, size, "args"))
         call("vnpuLaunchKernel", kernel, blocks, _handle(c, stream), blob)
         return 0
 
@@ -91,6 +91,8 @@ def vnpuLaunchKernel(c: C) -> Callable[..., int]:  # noqa: N802
 def aclrtLaunchKernelWithConfig(c: C) -> Callable[..., int]:  # noqa: N802
     def body(func: Any, blocks: int, stream: Any, cfg: Any, args: Any, reserve: Any) -> int:
         wire = _get(c, args, KernelArgs, "argsHandle").wire() if c.address(args) else None
+        if wire is not None:
+            wire["data"] = c.pinned.managed_to_daemon(wire["data"])
         call("aclrtLaunchKernelWithConfig", _handle(c, func), blocks, _handle(c, stream), launch_config(c, cfg), wire,
              _handle(c, reserve))  # fmt: skip
         return 0

@@ -27,6 +27,7 @@ class Pinned:
     buffer: HostBuffer
     memory: Any  # what keeps the local bytes alive: the mapped numpy view, or a cffi char[]
     shadow: bytes | None = field(default=None)  # remote only: the bytes as last exchanged with the daemon
+    managed: bool = False  # aclrtMemAllocManaged memory: its program address is also the device's (kernel arguments)
 
     @property
     def size(self) -> int:
@@ -43,14 +44,14 @@ class PinnedTable:
         # held while buffers are exchanged, and by whoever frees a buffer on the daemon: no exchange of a freed one
         self.exchange = threading.RLock()
 
-    def add(self, buffer: HostBuffer) -> int:
+    def add(self, buffer: HostBuffer, managed: bool = False) -> int:
         """Map `buffer` into the program; its local address."""
         if buffer.local:
             view = buffer.numpy()
-            entry = Pinned(int(view.ctypes.data), buffer, view)
+            entry = Pinned(int(view.ctypes.data), buffer, view, managed=managed)
         else:
             memory = self._ffi.new("char[]", buffer.size)
-            entry = Pinned(int(self._ffi.cast("uintptr_t", memory)), buffer, memory)
+            entry = Pinned(int(self._ffi.cast("uintptr_t", memory)), buffer, memory, managed=managed)
             data = buffer.read()
             self._ffi.memmove(memory, data, len(data))
             entry.shadow = data
@@ -76,6 +77,23 @@ class PinnedTable:
         """The daemon's pointer for a program address inside a pinned buffer; any other address unchanged."""
         found = self.find(address)
         return address if found is None else found[0].buffer.ptr + found[1]
+
+    def managed_to_daemon(self, block: bytes) -> bytes:
+        """An argument block with each 8-byte slot that points into managed memory mapped here turned into the
+        daemon's pointer: a kernel takes the pointer the program writes through, as on the device. A remote
+        buffer it names is sent first (what the program wrote is what the kernel reads)."""
+        if not any(entry.managed for entry in self._entries.values()):
+            return block
+        slots = np.frombuffer(block, "<u8", len(block) // 8).copy()
+        for i, value in enumerate(slots.tolist()):
+            found = self.find(value)
+            if found is not None and found[0].managed:
+                entry, offset = found
+                slots[i] = entry.buffer.ptr + offset
+                if entry.shadow is not None:
+                    with self.exchange:
+                        self._push(entry)
+        return slots.tobytes() + block[len(slots) * 8 :]
 
     def remove(self, address: int) -> None:
         with self._lock:

@@ -124,7 +124,7 @@ def aclrtMemAllocManaged(c: C) -> Callable[..., int]:  # noqa: N802
     def body(ptr: Any, size: int, flag: int) -> int:
         _out(c, ptr, "ptr")
         buffer = call("aclrtMemAllocManaged", size, flag)
-        ptr[0] = c.ffi.cast("void *", c.pinned.add(buffer))
+        ptr[0] = c.ffi.cast("void *", c.pinned.add(buffer, managed=True))
         return 0
 
     return body

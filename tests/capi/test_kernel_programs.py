@@ -25,11 +25,12 @@ SAMPLE = PROGRAMS / "kernel_sample"
 N = 16
 
 
-def test_custom_kernels_from_cpp(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+@pytest.mark.parametrize("host_memory", ["local", "remote"])
+def test_custom_kernels_from_cpp(toolkit: Path, daemon: Daemon, tmp_path: Path, host_memory: str) -> None:
     binary = compile_program(toolkit, PROGRAMS / "kernels_launch.cpp", tmp_path)
     kernels = tmp_path / "kernels.o"
     kernels.write_bytes(fatbin.dumps(["VectorAddKernel"]))
-    done = run_program(toolkit, binary, daemon, str(kernels))
+    done = run_program(toolkit, binary, daemon, str(kernels), VNPU_HOST_MEMORY=host_memory)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     pairs = [line.split() for line in lines]
@@ -42,7 +43,9 @@ def test_custom_kernels_from_cpp(toolkit: Path, daemon: Daemon, tmp_path: Path) 
     i = np.arange(N, dtype=np.float32)
     a = (3.0 * np.sin(np.float32(0.7) * i)).astype(np.float32).astype(np.float64)
     b = (2.0 * np.cos(np.float32(1.3) * i)).astype(np.float32).astype(np.float64)
-    for label, alpha in (("with-config", 1.5), ("replay", -2.25), ("updated", 4.0)):
+    # managed memory: written and read by the host through the pointers the kernel takes
+    for label, alpha in (("with-config", 1.5), ("replay", -2.25), ("updated", 4.0), ("managed", 0.75),
+                         ("managed-raw", -1.5)):  # fmt: skip
         row = next(line for line in lines if line.startswith(f"{label} "))
         got = np.array(row.split()[2:], dtype=np.float64)
         np.testing.assert_allclose(got, a + alpha * b, rtol=1e-5, atol=1e-5)

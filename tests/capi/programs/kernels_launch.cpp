@@ -112,6 +112,37 @@ int main(int argc, char** argv)
     if (print_result("updated 4", dst)) return 1;
     CHECK(aclmdlRIDestroy(model));
 
+    // managed memory: the host writes and reads it through the pointer, and a kernel takes the same pointer
+    float *ma, *mb, *mdst;
+    CHECK(aclrtMemAllocManaged(reinterpret_cast<void**>(&ma), sizeof(a), ACL_RT_MEM_ATTACH_GLOBAL));
+    CHECK(aclrtMemAllocManaged(reinterpret_cast<void**>(&mb), sizeof(b), ACL_RT_MEM_ATTACH_GLOBAL));
+    CHECK(aclrtMemAllocManaged(reinterpret_cast<void**>(&mdst), sizeof(a), ACL_RT_MEM_ATTACH_GLOBAL));
+    std::memcpy(ma, a, sizeof(a));
+    std::memcpy(mb, b, sizeof(b));
+    aclrtArgsHandle margs;
+    CHECK(aclrtKernelArgsInit(func, &margs));
+    CHECK(aclrtKernelArgsAppend(margs, &ma, sizeof(ma), &p));
+    CHECK(aclrtKernelArgsAppend(margs, &mb, sizeof(mb), &p));
+    CHECK(aclrtKernelArgsAppend(margs, &mdst, sizeof(mdst), &p));
+    alpha = 0.75f;
+    CHECK(aclrtKernelArgsAppend(margs, &alpha, sizeof(alpha), &p));
+    CHECK(aclrtKernelArgsAppend(margs, &n, sizeof(n), &p));
+    CHECK(aclrtKernelArgsFinalize(margs));
+    CHECK(aclrtLaunchKernelWithConfig(func, 1, s, nullptr, margs, nullptr));
+    CHECK(aclrtSynchronizeStream(s));
+    printf("managed 0.75");
+    for (uint32_t i = 0; i < N; ++i) printf(" %.9g", mdst[i]);
+    printf("\n");
+    VectorAddArgs managed = {ma, mb, mdst, -1.5f, 0, N, 0};
+    CHECK(aclrtLaunchKernel(func, 1, &managed, sizeof(managed), s));
+    CHECK(aclrtSynchronizeStream(s));
+    printf("managed-raw -1.5");
+    for (uint32_t i = 0; i < N; ++i) printf(" %.9g", mdst[i]);
+    printf("\n");
+    CHECK(aclrtFree(ma));
+    CHECK(aclrtFree(mb));
+    CHECK(aclrtFree(mdst));
+
     // <<<>>> style: printf and a trap
     struct { void* p; int32_t v; int32_t pad; } write = {dst, 123, 0};
     printf("host before kernels\n");
