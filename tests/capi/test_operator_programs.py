@@ -77,3 +77,15 @@ def test_a_cpp_program_launches_the_user_operator(
         row = next(line for line in lines if line.startswith(f"{label} "))
         got = np.array(row.split()[2:], dtype=np.float64).reshape(M, N)
         np.testing.assert_allclose(got, a[:, None] + scale * b[None, :], rtol=1e-6, atol=1e-6)
+
+
+def test_the_toolkit_refuses_an_operator_module_that_fails(tmp_path: Path) -> None:
+    env = {**clean_env(), "VNPU_TOOLKIT_DIR": str(tmp_path / "cann"), "VNPU_OPERATORS": "no_such_operators_19"}
+    done = subprocess.run(
+        [sys.executable, "-m", "server.cli", "toolkit"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1 and not (tmp_path / "cann").exists()
+    assert done.stderr.strip() == (
+        "vnpu toolkit: the operator module 'no_such_operators_19' (VNPU_OPERATORS): failed to import: "
+        "ModuleNotFoundError(\"No module named 'no_such_operators_19'\")"
+    )
