@@ -28,13 +28,14 @@ import inspect
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 from typing import Final
 
 from proto.aclnn.decl import WRITTEN_KINDS, Arg, ArgKind, OpDecl
 from proto.aclnn.ops import DECLS, OPS
 from proto.aclnn.phase1 import Phase1, phase1
+from proto.aclnn.userrule import GuardedRule
 from proto.calldocs import DOCS
 from proto.calltable import CALLS, launch_call
 
@@ -53,7 +54,8 @@ class OperatorError(Exception):
 
 @dataclass(frozen=True)
 class Operator:
-    """One user-declared operator: its declaration, its numpy kernel, what it computes, the module declaring it."""
+    """One user-declared operator: its declaration (the rule guarded, `proto.aclnn.userrule`), its numpy kernel,
+    what it computes, the module declaring it, and its phase-1 function."""
 
     decl: OpDecl
     kernel: NumpyKernel
@@ -84,6 +86,8 @@ def declare(decl: OpDecl, kernel: NumpyKernel, *, doc: str = "", module: str | N
         _check(decl, kernel, doc)
     except OperatorError as error:
         raise OperatorError(f"the operator module {module!r} ({SETTING}): {error}") from None
+    rule = decl.rule.rule if isinstance(decl.rule, GuardedRule) else decl.rule  # a declaration given back again
+    decl = replace(decl, rule=GuardedRule(rule, module))
     found = Operator(decl, kernel, doc or f"the user-declared operator {decl.c_name} ({module}).", module, phase1(decl))
     with _lock:
         other = USER.get(decl.name)

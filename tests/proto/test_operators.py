@@ -4,13 +4,16 @@ each refused with one message naming the module and the problem."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import client.acl as acl
+import client.aio as aio
 import proto.aclnn as nn
 from client.capi import headers
 from proto import operators
@@ -19,7 +22,7 @@ from proto.aclnn.rules import Unary
 from proto.calldocs import DOCS
 from proto.calltable import CALLS
 from proto.constants import aclDataType
-from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
+from proto.errors import ACLNN_ERR_INNER, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 from tests.server.npu.devicekit import tensor_at
 
 F32, I32, F16 = aclDataType.ACL_FLOAT, aclDataType.ACL_INT32, aclDataType.ACL_FLOAT16
@@ -41,6 +44,11 @@ def test_a_declaration_reaches_every_table_and_leaves_with_undeclare(declared: o
     assert DOCS["aclnnOuterScaledAdd"] == "out[i, j] = self[i] + scale * other[j] (a test's user-declared operator)."
     assert acl.aclnnOuterScaledAddGetWorkspaceSize is declared.ws_function  # declared after client.acl's import
     assert acl.aclnnOuterScaledAdd.__name__ == "aclnnOuterScaledAdd"
+    assert aio.aclnnOuterScaledAddGetWorkspaceSize is declared.ws_function
+    assert (
+        inspect.iscoroutinefunction(aio.aclnnOuterScaledAdd)
+        and aio.aclnnOuterScaledAdd.__name__ == "aclnnOuterScaledAdd"
+    )
     tree = headers.expand_tree()
     assert "aclnnOuterScaledAdd(\n    void *workspace," in tree["aclnnop/aclnn_outer_scaled_add.h"]
     operators.undeclare("OuterScaledAdd")
@@ -166,3 +174,61 @@ def test_a_module_that_fails_to_import_is_named(tmp_path: Path, monkeypatch: pyt
         "ModuleNotFoundError(\"No module named 'no_such_package_19'\")"
     )
     assert operators.modules_of(" a.b, ,c ") == ["a.b", "c"]
+
+
+@dataclass(frozen=True)
+class FaultyRule:
+    """A rule with a bug in each method, as asked."""
+
+    fault: str
+
+    def result_dtype(self, args: Any) -> Any:
+        return None if self.fault == "dtype" else F32
+
+    def check(self, args: Any) -> None:
+        if self.fault == "check":
+            raise KeyError("dims")
+        self.result_dtype(args)
+
+    def workspace(self, args: Any) -> int:
+        return -1 if self.fault == "workspace" else 0
+
+
+@pytest.mark.parametrize(
+    ("fault", "words"),
+    [
+        ("check", "FaultyRule.check (my.ops) failed: KeyError('dims')"),
+        ("dtype", "FaultyRule.result_dtype (my.ops) returned None, not an aclDataType vnpu computes in"),
+        ("workspace", "FaultyRule.workspace (my.ops) returned -1, not a byte count (an int >= 0)"),
+    ],
+)
+def test_a_fault_of_the_users_rule_is_561000_naming_it(fault: str, words: str) -> None:
+    found = operators.declare(OpDecl("Twice", GOOD.args, FaultyRule(fault)), kernel, module="my.ops")
+    try:
+        x = tensor_at(BASE, (3,), F32)
+        with pytest.raises(AclError) as info:  # the dtype too: phase 1 asks it, for the kernel's launch
+            found.ws_function(x, x)
+        assert info.value.code == ACLNN_ERR_INNER and info.value.api == "aclnnTwiceGetWorkspaceSize"
+        assert info.value.message == f"aclnnTwice: the operator's rule {words}"
+    finally:
+        operators.undeclare("Twice")
+
+
+def test_an_entry_point_of_group_vnpu_operators_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dist = tmp_path / "my_ops_dist-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: my-ops-dist\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[vnpu.operators]\nmine = entry_ops_19\n")
+    (tmp_path / "entry_ops_19.py").write_text(
+        "from proto.aclnn.decl import Arg, ArgKind, OpDecl\nfrom proto.aclnn.rules import Unary\n"
+        "from proto.operators import operator\n\n"
+        "@operator(OpDecl('EntryTwice', (Arg('self', ArgKind.TENSOR), Arg('out', ArgKind.OUT)), Unary()))\n"
+        "def twice(self, out, workspace):\n    out[...] = 2 * self\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert "entry_ops_19" in operators.load("")
+        assert operators.USER["EntryTwice"].module == "entry_ops_19" and "aclnnEntryTwice" in CALLS
+        assert "entry_ops_19" in operators.user_modules()
+    finally:
+        operators.undeclare("EntryTwice")
