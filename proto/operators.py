@@ -169,6 +169,8 @@ def _check(decl: object, kernel: object, doc: object) -> None:
     name = decl.name
     if not isinstance(name, str) or not name.isidentifier() or not name[:1].isupper() or name.startswith("aclnn"):
         raise OperatorError(f"the operator name {name!r} must be a C identifier in CamelCase, without 'aclnn'")
+    if name.endswith("GetWorkspaceSize"):
+        raise OperatorError(f"the operator name {name!r} ends in GetWorkspaceSize, which names a phase 1")
     if name in VNPU_OPS:
         raise OperatorError(f"aclnn{name} is one of vnpu's own operators: choose another name")
     if not isinstance(decl.args, tuple) or not decl.args or not all(isinstance(a, Arg) for a in decl.args):
