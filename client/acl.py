@@ -45,6 +45,9 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
   session. A `Session` can also be made explicitly (several daemons or contexts in one process): `use(session)`
   makes it the one the module functions call. VNPU_DEVICES=0=ws://a:9470/0,1=ws://b:9470/0 spreads the program's
   devices over several daemons (`client.routing`): aclrtSetDevice(1) reaches the second one.
+- aclnn operators a user declares (`proto.operators`) are here too, under their C names, when the module declaring
+  them is named by VNPU_OPERATORS (or an entry point of group vnpu.operators) before this module is imported, or
+  imported later (then `acl.aclnnXxx`, not the star import, reaches them).
 - Thread-safe: the threads of a process share the session; every call carries its thread's identity, which the
   capture modes depend on (GLOBAL blocks unsafe calls in every thread of the context, THREAD_LOCAL only in the
   capturing thread).
@@ -53,6 +56,7 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
 from __future__ import annotations
 
 import inspect
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -61,6 +65,7 @@ from typing import Any
 import proto.aclnn as _aclnn
 import proto.errors as _errors
 import proto.host as _host
+import proto.operators as _operators
 import proto.randomnum as _randomnum
 from client import callbacks as _callbacks
 from client import exceptions as _exceptions
@@ -79,6 +84,7 @@ from proto.constants import flat_constants
 from proto.errors import ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_UNINITIALIZE
 from proto.errors import AclError as AclError
 
+_operators.load(os.environ.get(_operators.SETTING, ""))  # before the tables below: OperatorError names a module
 _lock = threading.Lock()
 _current: Session | Router | None = None
 _init_count = 0
@@ -192,6 +198,7 @@ _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CA
 globals().update(_DEVICE)
 globals().update(_CALLBACKS)
 HOST_FUNCTIONS = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name.startswith("acl")}
+HOST_FUNCTIONS |= {found.decl.ws_name: found.ws_function for found in _operators.USER.values()}
 HOST_FUNCTIONS |= (
     _host.FUNCTIONS
     | _exceptions.FUNCTIONS
@@ -213,3 +220,13 @@ __all__ = sorted(
     {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *_SPECIAL, "aclGetRecentErrMsg"}
     | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
 )
+
+
+def __getattr__(name: str) -> Any:
+    """The two phases of an operator declared after this module was imported (`proto.operators`)."""
+    for found in list(_operators.USER.values()):
+        if name == found.decl.ws_name:
+            return found.ws_function
+        if name == found.decl.c_name:
+            return _function(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,6 +27,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+import proto.operators as _operators
 from client import kernels as _kernels
 from client import lasterror
 from client.acl import CONSTANTS, HOST_FUNCTIONS, STRUCTS, not_initialized
@@ -302,3 +303,13 @@ __all__ = sorted(
     {*_COROUTINES, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *_SPECIAL}
     | {"AclError", "AsyncSession", "HostBuffer", "TransportError", "current", "use", "host_read", "host_write"}
 )
+
+
+def __getattr__(name: str) -> Any:
+    """The coroutine of an operator's phase 2, or its phase 1, declared after this module was imported."""
+    for found in list(_operators.USER.values()):
+        if name == found.decl.ws_name:
+            return found.ws_function
+        if name == found.decl.c_name:
+            return _coroutine(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

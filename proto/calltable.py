@@ -316,7 +316,8 @@ def call(name: str, *args: Arg, out: tuple[Arg, ...] = (), asynchronous: bool = 
     return Call(name, _model(f"{name}Request", args), _model(f"{name}Result", out), asynchronous, doc)
 
 
-def _launch(op: str) -> Call:
+def launch_call(op: str) -> Call:
+    """The phase-2 call `aclnn<op>` of an operator."""
     return call(
         f"aclnn{op}",
         ("workspace", Ptr),
@@ -805,7 +806,7 @@ _CALLS: tuple[Call, ...] = (
         doc="What the process's kernels printed (AscendC::printf) since the last call, in stream order.",
     ),
     # aclnn phase 2
-    *(_launch(op) for op in OPS),
+    *(launch_call(op) for op in OPS),
     # vnpu's own: pinned host memory seen from a remote client
     call(
         "vnpuHostWrite",

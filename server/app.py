@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
+from proto import operators
 from server.api import dashboard, echo, errors, metrics, observe, openapi, phase1, rest, views, ws
 from server.api.auth import redact_server_logs
 from server.api.metrics import Metrics
@@ -27,6 +28,7 @@ log = logging.getLogger("vnpu")
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
     redact_server_logs()
+    operators.load(settings.operators)  # before the routes: OperatorError names a module that fails
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

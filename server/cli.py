@@ -72,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
         "bin/setenv.bash); build what is missing in it first, with this machine's C compiler.",
     )
     toolkit.add_argument("--rebuild", action="store_true", help="build the toolkit again even if it is complete")
+    toolkit.add_argument(
+        "--operators",
+        help="modules declaring aclnn operators to build in (headers, exported functions), comma-separated; "
+        "env VNPU_OPERATORS",
+    )
     serve = commands.add_parser(
         "serve",
         help="run the daemon",
@@ -90,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--ssl-certfile", help="serve HTTPS/WSS with this certificate (PEM); env VNPU_SSL_CERTFILE")
     serve.add_argument("--ssl-keyfile", help="the certificate's private key (PEM); env VNPU_SSL_KEYFILE")
     serve.add_argument("--kernels", help="modules registering custom kernels, comma-separated; env VNPU_KERNELS")
+    serve.add_argument("--operators", help="modules declaring aclnn operators, comma-separated; env VNPU_OPERATORS")
     serve.add_argument("--log-level", help="critical, error, warning, info or debug, any case (default info)")
     status = commands.add_parser(
         "status",
@@ -173,6 +179,7 @@ def _exit_cleanly(signum: int, frame: object) -> None:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from proto import operators
     from server.api.listening import Announcing, bind, bind_unix
     from server.api.settings import Settings
     from server.api.slowclients import guarded
@@ -192,8 +199,14 @@ def serve(args: argparse.Namespace) -> int:
             ssl_certfile=args.ssl_certfile,
             ssl_keyfile=args.ssl_keyfile,
             kernels=args.kernels,
+            operators=args.operators,
         )
     except ValueError as error:  # BadSetting, or a tokens file's malformed line
+        print(f"vnpu serve: {error}", file=sys.stderr)
+        return 2
+    try:  # before the routes are made: each operator has its own
+        operators.load(settings.operators)
+    except operators.OperatorError as error:
         print(f"vnpu serve: {error}", file=sys.stderr)
         return 2
     where = f"unix:{settings.uds}" if settings.uds else f"{settings.host}:{settings.port}"
@@ -587,6 +600,7 @@ def run_bench(args: argparse.Namespace) -> int:
 def run_toolkit(args: argparse.Namespace) -> int:
     """The toolkit is built by the client side (`client.capi`), which the daemon's code does not import."""
     command = [sys.executable, "-m", "client.capi.toolkit", *(["--rebuild"] if args.rebuild else [])]
+    command += [f"--operators={args.operators}"] if args.operators else []
     return subprocess.run(command, check=False).returncode
 
 

@@ -4,7 +4,8 @@ As in CANN, tensors, scalars, int arrays and executors live in the program and p
 trip. A C handle is an address of vnpu's choosing that names a Python object in `HANDLES`; a destroyed handle, or
 an address that never was one, is refused with a message that says which. A single-use executor leaves the
 table once its phase 2 ran (its address is remembered, so a second launch is told it was released).
-`OPERATORS` holds `aclnn<Op>GetWorkspaceSize` and `aclnn<Op>` for every operator of `proto.aclnn.DECLS`.
+`OPERATORS` holds `aclnn<Op>GetWorkspaceSize` and `aclnn<Op>` for every operator of `proto.aclnn.OPS` (vnpu's own
+and those declared by the toolkit's operator modules, loaded before this module).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Any
 
 import proto.aclnn as aclnn
 import proto.host as host
+import proto.operators as operators
 from client import acl
 from client.capi.convert import C
-from proto.aclnn import DECLS, ArgKind, OpDecl
+from proto.aclnn import OPS, ArgKind, OpDecl
 from proto.aclnn.decl import TENSOR_KINDS
 from proto.constants import aclDataType
 from proto.errors import (
@@ -179,7 +181,8 @@ def phase1(decl: OpDecl) -> Callable[[C], Callable[..., int]]:
         ArgKind.SCALAR: aclnn.aclScalar,
         ArgKind.INT_ARRAY: aclnn.aclIntArray,
     }
-    run = getattr(aclnn, api)
+    declared = operators.USER.get(decl.name)
+    run = declared.ws_function if declared is not None else getattr(aclnn, api)
 
     def factory(c: C) -> Callable[..., int]:
         null = c.ffi.NULL
@@ -286,6 +289,6 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclSetAclOpExecutorRepeatable": aclSetAclOpExecutorRepeatable,
 }
 OPERATORS: dict[str, Callable[[C], Callable[..., int]]] = {
-    **{decl.ws_name: phase1(decl) for decl in DECLS},
-    **{decl.c_name: phase2(decl) for decl in DECLS},
+    **{decl.ws_name: phase1(decl) for decl in OPS.values()},
+    **{decl.c_name: phase2(decl) for decl in OPS.values()},
 }

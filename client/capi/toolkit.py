@@ -1,7 +1,7 @@
 """`vnpu toolkit`: a directory laid out like an installed CANN package, built on first use.
 
     include/acl/acl.h ...          the headers (`client.capi.headers`)
-    include/aclnnop/aclnn_<op>.h   one per operator vnpu has
+    include/aclnnop/aclnn_<op>.h   one per operator vnpu has, and one per user-declared operator built in
     lib64/libascendcl.so           the runtime (libacl_rt.so and libacl_rt_impl.so name it too)
     lib64/libnnopbase.so           the aclnn host objects
     lib64/libopapi.so              the operators
@@ -13,6 +13,10 @@ The libraries are CFFI embedding-mode libraries: each exported C function is imp
 program runs from a fresh shell without a virtual environment being active). The directory lives in the user's
 cache (`$VNPU_TOOLKIT_DIR`, else `$XDG_CACHE_HOME/vnpu/toolkit-<key>`), keyed by the toolkit's sources and this
 interpreter, never in the source tree; `--rebuild` builds it again.
+
+`--operators mypkg.ops,...` (or VNPU_OPERATORS, and the entry points of group vnpu.operators) builds user-declared
+operators in (`proto.operators`): their headers, their two exported functions, and the libraries load the same
+modules inside the program (from where the build found them). The directory's key covers those modules' sources.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 
 from client.capi import headers as _headers
 from client.capi.prototypes import LIBRARIES, PrototypeError, Table, read_table
+from proto import operators as _operators
 from proto.identity import CANN_VERSION
 
 PACKAGE = Path(__file__).parent
@@ -65,7 +70,29 @@ def source_key() -> str:
             if path.suffix in {".py", ".h", ".c", ".bash", ".cmake"} and "__pycache__" not in path.parts:
                 digest.update(path.as_posix().encode())
                 digest.update(path.read_bytes())
+    for module, origin in operator_modules():
+        digest.update(module.encode())
+        digest.update(Path(origin).read_bytes() if origin else b"")
     return digest.hexdigest()[:12]
+
+
+def operator_modules() -> list[tuple[str, str]]:
+    """(name, source file) of each module that declared the user operators now known (what a build puts in)."""
+    found = []
+    for module in _operators.user_modules():
+        loaded = sys.modules.get(module)
+        found.append((module, str(getattr(loaded, "__file__", "") or "")))
+    return found
+
+
+def _search_root(module: str, origin: str) -> str:
+    """The sys.path entry the module `module` was found under (its file, up one directory per dotted part)."""
+    path = Path(origin)
+    if path.name == "__init__.py":
+        path = path.parent
+    for _ in module.split("."):
+        path = path.parent
+    return str(path)
 
 
 def compiler() -> str:
@@ -149,8 +176,14 @@ def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path
         for p in table.of_library(library)
         if not p.variadic and p.name not in NOT_EXPORTED
     ]
+    modules = operator_modules()
+    roots = sorted({_search_root(name, origin) for name, origin in modules if origin})
     ffi.embedding_init_code(
         f"from {module} import ffi\n"
+        "import sys\n"
+        f"sys.path.extend(r for r in {roots!r} if r not in sys.path)\n"  # where the build found the operator modules
+        "import proto.operators\n"
+        f"proto.operators.load({[name for name, _ in modules]!r}, entry_points_too=False)\n"
         "import client.capi.bridge\n"
         f"client.capi.bridge.bind(ffi, {library!r}, {ready!r}, {exported!r})\n"
     )
@@ -184,8 +217,13 @@ def _stamp(root: Path) -> None:
 
 def main(argv: list[str]) -> int:
     rebuild = "--rebuild" in argv
+    named = [a.removeprefix("--operators=") for a in argv if a.startswith("--operators=")]
     try:
+        _operators.load([*named, os.environ.get(_operators.SETTING, "")])
         path = ensure(rebuild=rebuild)
+    except _operators.OperatorError as error:
+        print(f"vnpu toolkit: {error}", file=sys.stderr)
+        return 1
     except ToolkitError as error:
         print(f"vnpu toolkit: {error}", file=sys.stderr)
         return 1

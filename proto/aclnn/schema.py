@@ -15,7 +15,7 @@ from proto.aclnn import dtypes
 from proto.aclnn.decl import TENSOR_KINDS, Arg, ArgKind, OpDecl
 from proto.aclnn.host import MAX_DIMS
 from proto.aclnn.kernel import NONFINITE, TENSOR_FIELDS
-from proto.aclnn.ops import DECLS
+from proto.aclnn.ops import OPS
 from proto.addresses import DEVICE_BASE
 from proto.constants import aclDataType, aclFormat
 
@@ -97,11 +97,14 @@ def kernel_schema(decl: OpDecl) -> dict[str, Any]:
     return _object(f"{decl.c_name} kernel", fields, f"an executor of {decl.c_name} (KernelDesc wire form)")
 
 
-KERNEL_DESC: Final = {
-    "title": "KernelDesc",
-    "description": "an aclnn executor: the kernel description of one operator's launch (its phase 1 gives it)",
-    "oneOf": [kernel_schema(decl) for decl in DECLS],
-}
+def kernel_desc_schema() -> dict[str, Any]:
+    """Any operator's kernel description: vnpu's own and those declared by the time it is asked."""
+    return {
+        "title": "KernelDesc",
+        "description": "an aclnn executor: the kernel description of one operator's launch (its phase 1 gives it)",
+        "oneOf": [kernel_schema(decl) for decl in OPS.values()],
+    }
+
 
 # -- examples: valid arguments for each operator (its phase 1 passes on them) ----------------------------------
 _SHAPES: Final[dict[tuple[str, str], list[int]]] = {

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from proto.calltable import CALLS, Call
 from proto.envelope import explain
 from proto.errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_PARAM, AclError
+from proto.operators import SETTING
 from server.api.errors import MalformedCall
 from server.api.kernels import kernel_of
 from server.api.sessions import Session
@@ -50,6 +51,11 @@ def lookup(api: str) -> Call:
     if call is None:
         near = difflib.get_close_matches(api[:80], CALLS, n=3, cutoff=0.75)
         hint = f": did you mean {' or '.join(near)}?" if near else ""
+        if not near and api.startswith("aclnn") and api[5:80].isidentifier():  # an operator the client declared
+            hint = (
+                f": the daemon does not know the operator {api[:80]}; a user-declared operator must be declared "
+                f"on the daemon too: start it with {SETTING}=<the module declaring it> (vnpu serve --operators)"
+            )
         raise AclError(
             ACL_ERROR_API_NOT_SUPPORT, f"no function named {api[:80]!r} in vnpu's call table{hint}", api[:80]
         )

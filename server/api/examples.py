@@ -19,6 +19,7 @@ from proto.aclnn.phase1 import get_workspace_size
 from proto.aclnn.schema import example_args
 from proto.addresses import DEVICE_BASE
 from proto.calltable import Call
+from proto.errors import AclError
 
 POINTER: Final = f"{DEVICE_BASE:#x}"
 HANDLE: Final = "0x1000"
@@ -120,7 +121,10 @@ def example(call: Call, schema: dict[str, Any]) -> dict[str, Any]:
     body |= {arg: value for (name, arg), value in CALL_VALUES.items() if name == call.name}
     decl = OPS.get(call.name.removeprefix("aclnn")) if call.name.startswith("aclnn") else None
     if decl is not None:
-        kernel = KernelDesc.from_wire({"op": decl.name, "args": example_args(decl), "workspace_size": 0})
-        size, executor = get_workspace_size(decl, kernel.args)
+        try:
+            kernel = KernelDesc.from_wire({"op": decl.name, "args": example_args(decl), "workspace_size": 0})
+            size, executor = get_workspace_size(decl, kernel.args)
+        except AclError:  # a user-declared operator whose rules refuse the 2x3 float tensors: no example executor
+            return body
         body |= {"workspace": WORKSPACE if size else 0, "workspaceSize": size, "executor": executor.kernel.to_wire()}
     return body

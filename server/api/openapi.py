@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from proto.aclnn import OPS
-from proto.aclnn.schema import COMPONENTS, KERNEL_DESC, REF, kernel_schema
+from proto.aclnn.schema import COMPONENTS, REF, kernel_desc_schema, kernel_schema
 from proto.calldocs import DOCS
 from proto.callenums import ENUM_ARGS, FLAGS
 from proto.calltable import Call
@@ -97,7 +97,7 @@ def install(app: FastAPI) -> None:
         if app.openapi_schema is None:
             document = generate()
             schemas = document.setdefault("components", {}).setdefault("schemas", {})
-            schemas.update(COMPONENTS | {"KernelDesc": KERNEL_DESC})
+            schemas.update(COMPONENTS | {"KernelDesc": kernel_desc_schema()})
             annotate(schemas)
         return app.openapi_schema or {}
 

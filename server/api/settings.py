@@ -87,6 +87,7 @@ class Settings:
     launch_timeout: float = LAUNCH_TIMEOUT  # seconds a task runs on the kernel pool before it is abandoned (507014)
     pool_share: int | None = None  # kernel-pool threads one context may hold at once (default: half of them)
     kernels: str = ""  # modules registering custom kernels (VNPU_KERNELS=pkg.mod,...), besides vnpu's samples
+    operators: str = ""  # modules declaring aclnn operators (VNPU_OPERATORS=pkg.mod,...; proto.operators)
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # token -> tenant, built from the above
 
     def __post_init__(self) -> None:

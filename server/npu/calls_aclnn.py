@@ -5,11 +5,13 @@ the KernelDesc; an in-process caller may pass the aclOpExecutor itself, which is
 the client would (single use unless repeatable). The device never trusts the description: it runs the
 operator's declaration over it again, checks that every tensor and the workspace lie inside live device memory
 of the stream's device, and queues a KernelTask. Errors are aclnn statuses (161001/161002), as the real
-phase-2 call returns. One method per operator, named `aclnn<Op>`, is generated from the declarations.
+phase-2 call returns. One method per operator, named `aclnn<Op>`, is generated from the declarations (a
+user-declared operator's, `proto.operators`, on first use).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from proto.aclnn import OPS, KernelDesc, aclOpExecutor, consume, revalidate
@@ -26,6 +28,12 @@ MAX_ELEMENTS = 1 << 31
 
 
 class AclnnCalls(Context):
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        """`aclnn<Op>` of an operator declared after this module was imported (`proto.operators`)."""
+        if name.startswith("aclnn") and name[5:] in OPS:
+            return functools.partial(_phase2(name), self)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     @acl_call
     def launch_kernel(
         self,

@@ -2,10 +2,11 @@
 
 `plan_kernel(kernel, views, workspace)` plans one revalidated `KernelDesc`: its tensors are strided views of
 device memory (fresh ones through a region, or shared ones from a `ViewCache`), and the plan it returns writes
-the results through views of the outputs. `run_kernel` plans and runs at once; a `PlanCache` keeps the plans of
-the descriptions a device runs again and again. numpy's floating-point warnings are silenced (a division by
-zero gives inf, as on the device) -- by run_kernel, or once by a caller that runs many plans under
-`np.errstate(all="ignore")` (entering it costs more than a small kernel).
+the results through views of the outputs; a user-declared operator (`proto.operators`) is planned by `user`.
+`run_kernel` plans and runs at once; a `PlanCache` keeps the plans of the descriptions a device runs again and
+again. numpy's floating-point warnings are silenced (a division by zero gives inf, as on the device) -- by
+run_kernel, or once by a caller that runs many plans under `np.errstate(all="ignore")` (entering it costs more
+than a small kernel).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from proto.aclnn import KernelDesc
 from proto.errors import ACLNN_ERR_INNER_FIND_KERNEL, ACLNN_ERR_PARAM_INVALID, AclError
-from server.npu.ops import activation, copy, elementwise, matmul, reduce
+from server.npu.ops import activation, copy, elementwise, matmul, reduce, user
 from server.npu.ops.launch import Kernel, Launch, Plan
 from server.npu.ops.views import Region, ViewCache, Views, tensor_view, uncached
 
@@ -36,7 +37,8 @@ def plan_kernel(kernel: KernelDesc, views: Views, workspace: np.ndarray | None) 
     AclError 561003 for an operator without a kernel, 161002 for a workspace smaller than phase 1 asked.
     """
     plan = KERNELS.get(kernel.op)
-    if plan is None:
+    declared = user.lookup(kernel.op) if plan is None else None
+    if plan is None and declared is None:
         api = f"aclnn{kernel.op}"
         raise AclError(ACLNN_ERR_INNER_FIND_KERNEL, f"vnpu has no kernel for {api}", api=api)
     have = 0 if workspace is None else workspace.nbytes
@@ -47,7 +49,11 @@ def plan_kernel(kernel: KernelDesc, views: Views, workspace: np.ndarray | None) 
             f"the workspace holds {have} bytes; {api} needs {kernel.workspace_size}",
             api,
         )
-    return plan(Launch(kernel, views, workspace))
+    launch = Launch(kernel, views, workspace)
+    if plan is None:
+        assert declared is not None
+        return user.plan(declared, launch)
+    return plan(launch)
 
 
 def run_kernel(kernel: KernelDesc, region: Region, workspace: np.ndarray | None, *, views: Views | None = None) -> None:
