@@ -19,10 +19,11 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_MODEL,
     AclError,
 )
+from proto.labels import LABEL_INFO_SIZE, MAX_LABELS
 from server.npu.build import BuildLane
 from server.npu.calls_memory import free_device, malloc_device
 from server.npu.context import Context, acl_call, require
-from server.npu.labels import LABEL_INFO_SIZE, MAX_LABELS, Label, LabelList, LabelSetTask, SwitchLabelTask, write_slot
+from server.npu.labels import Label, LabelList, LabelSetTask, SwitchLabelTask, write_slot
 from server.npu.stream import Stream
 
 

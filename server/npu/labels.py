@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from proto.errors import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_MODEL_EXECUTE, AclError
+from proto.labels import LABEL_INFO_SIZE, MAX_LABELS
 from server.npu.build import BuildLane, BuildReplayLane
 from server.npu.tasks import Pins, check_pins
 
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from server.npu.device import Machine
     from server.npu.stream import Lane, Stream
 
-MAX_LABELS = 0xFFFF  # the runtime's label ids: [0, 65535) per process; a list holds at most 65535 labels
-LABEL_INFO_SIZE = 16  # bytes of a label's slot in a list (the runtime's RT_CHIP_CLOUD_V2_LABEL_INFO_SIZE)
 UNSET = 0xFFFFFFFF
 _SLOT = struct.Struct("<IIQ")  # label id, task index in its lane, stream handle
 

@@ -22,8 +22,9 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_MODEL,
     AclError,
 )
+from proto.labels import LABEL_INFO_SIZE, MAX_LABELS
 from server.npu import Runtime
-from server.npu.labels import LABEL_INFO_SIZE, MAX_LABELS, LabelSetTask, SwitchLabelTask
+from server.npu.labels import LabelSetTask, SwitchLabelTask
 from tests.server.npu.devicekit import Vec, download, read_bytes, upload, upload_into
 
 HEAD, DEFAULT = ACL_MODEL_STREAM_FLAG_HEAD, ACL_MODEL_STREAM_FLAG_DEFAULT
