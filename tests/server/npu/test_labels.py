@@ -273,15 +273,34 @@ async def test_an_index_past_the_labels_of_the_model_or_an_unset_slot_fails(kit:
 
 
 async def test_the_views_name_label_and_switch_tasks(kit: Kit) -> None:
-    from server.npu.modelgraph import dot
+    from server.npu.modelgraph import dot, svg
 
     model, _ = await kit.branches()
     text = kit.rt.aclmdlRIDebugPrint(model)
     assert text.count("aclrtSetLabel: label") == 3 and text.count("aclrtSwitchLabelByIndex on *") == 2
-    graph = dot(kit.rt.models[model])
+    found = kit.rt.models[model]
+    graph = dot(found)
     assert graph.count('label="label [0]"') == 2 and 'label="label [1]"' in graph
-    lanes = kit.rt.models[model].lanes
-    assert [type(t) for t in lanes[0].tasks][:2] == [SwitchLabelTask, LabelSetTask]
+    assert "t0_0 -> t0_1 [style=bold" in graph and "t0_0 -> t0_4 [style=bold" in graph  # to L0 and L1
+    assert svg(found).count("<title>label [") == 3
+    assert [type(t) for t in found.lanes[0].tasks][:2] == [SwitchLabelTask, LabelSetTask]
+    await kit.run(model)
+    kinds = {(e.kind, e.name.split(" ")[0]) for e in kit.rt.machine.tracer.events() if e.where.model == model}
+    assert {("label switch", "aclrtSwitchLabelByIndex"), ("label", "aclrtSetLabel:")} <= kinds
+
+
+async def test_a_label_of_another_model_fails_the_switch(kit: Kit) -> None:
+    a, b = kit.persistent(), kit.persistent()
+    first, second = await kit.model((a, HEAD)), await kit.model((b, HEAD))
+    (la,), labels = kit.labels(1)
+    kit.rt.aclrtSetLabel(la, a)
+    kit.finish(first, a)
+    kit.rt.aclrtSwitchLabelByIndex(kit.word(0), 1, labels, b)
+    kit.rt.aclrtSetLabel(kit.labels(1)[0][0], b)  # a label of its own, so the index is below its label count
+    kit.finish(second, b)
+    error = await kit.run_fails(second, ACL_ERROR_RT_MODEL_EXECUTE)
+    assert f"set on stream {a:#x}, which is not bound to" in error.message
+    await kit.run(first)
 
 
 # --- refusals: the exact code, then the state ---------------------------------------------------------------------
