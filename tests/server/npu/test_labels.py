@@ -404,3 +404,20 @@ def counter_add(rt: Runtime, ptr: int, step: int, stream: int) -> None:
     one = aclCreateScalar(1, aclDataType.ACL_INT64)
     ws, ex = aclnnAddsGetWorkspaceSize(t, aclCreateScalar(step, aclDataType.ACL_INT64), one, t)
     rt.aclnnAdds(0, ws, ex, stream)
+
+
+async def test_setting_a_label_whose_list_was_destroyed_writes_nothing(kit: Kit) -> None:
+    """The runtime's label task copies its position into the freed slot and only logs the failure: the call
+    succeeds; vnpu writes nowhere, so memory allocated there since is left alone."""
+    rt = kit.rt
+    s = kit.persistent()
+    await kit.model((s, HEAD))
+    (la,), labels = kit.labels(1)
+    rt.aclrtDestroyLabelList(labels)
+    reused = rt.aclrtMalloc(LABEL_INFO_SIZE, 0)
+    assert reused == labels  # first fit: the freed block comes back
+    upload_into(rt, reused, np.arange(LABEL_INFO_SIZE, dtype=np.uint8))
+    rt.aclrtSetLabel(la, s)
+    assert read_bytes(rt, reused, LABEL_INFO_SIZE) == bytes(range(LABEL_INFO_SIZE))
+    assert len(rt.bound[rt.streams[s]].tasks) == 1
+    fails(ACL_ERROR_RT_INTERNAL_ERROR, rt.aclrtSetLabel, la, s)  # it is set, all the same
