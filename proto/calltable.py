@@ -687,6 +687,27 @@ _CALLS: tuple[Call, ...] = (
         ("stream", Stream),
         doc="Compares *leftValue and *rightValue (int32 or int64) when the task runs; falseStream must be NULL.",
     ),
+    # labels: jump targets inside a Build model (breadth spec 7.3; not pipelined: build time)
+    call("aclrtCreateLabel", out=(("label", U64),)),
+    call("aclrtDestroyLabel", ("label", Handle)),
+    call(
+        "aclrtCreateLabelList",
+        ("labels", list[Handle] | None),
+        ("num", U64),
+        out=(("labelList", U64),),
+        doc="labels: the label handles (null: NULL); num: C's count, checked first (0 < num <= 65535), then it "
+        "must be len(labels). The list is device memory (16 bytes a label), freed by aclrtDestroyLabelList.",
+    ),
+    call("aclrtDestroyLabelList", ("labelList", Ptr)),
+    call("aclrtSetLabel", ("label", Handle), ("stream", Stream)),
+    call(
+        "aclrtSwitchLabelByIndex",
+        ("ptr", Ptr),
+        ("maxValue", U32),
+        ("labelList", Ptr),
+        ("stream", Stream),
+        doc="Reads the uint32 index at ptr when the task runs; an index not below maxValue takes maxValue - 1.",
+    ),
     # conditional models (IF / WHILE / SWITCH: modelri spec 4)
     call(
         "aclmdlRICondHandleCreate",

@@ -60,6 +60,8 @@ _OWN_STREAMS: Final = {
     "aclmdlRIAddCondTask": ("stream",),
     "aclrtActiveStream": ("activeStream", "stream"),
     "aclrtSwitchStream": ("trueStream", "stream"),
+    "aclrtSetLabel": ("stream",),
+    "aclrtSwitchLabelByIndex": ("stream",),
 }
 # values by (call, parameter) where the call allows less than the parameter's type (a flag of its own)
 CALL_VALUES: Final[dict[tuple[str, str], Any]] = {

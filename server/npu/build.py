@@ -15,7 +15,11 @@ One execution (`BuildModel.replay`):
 - the model has ended when the lane of aclmdlRIEndTask has run its end task and every lane it started has
   finished (vnpu waits for them, so an execution's results do not depend on timing). An execution that never
   reaches the end task fails with ACL_ERROR_RT_MODEL_EXECUTE naming the end stream, where a device would hang.
-A failed task fails the execution (the first failure is raised, naming the lane and the task); its lane goes on.
+- aclrtSwitchLabelByIndex (`labels`) goes on at the chosen label's task: later in its own lane, earlier (a loop;
+  at most `Machine.max_while_iterations` label jumps per execution, VNPU_MAX_WHILE_ITERATIONS), or in another
+  lane of the model, which starts there while the issuing lane stops (as a switch does);
+A failed task fails the execution (the first failure is raised, naming the lane and the task); its lane goes on,
+except after a failed label switch, which stops its lane (the device's switch program ends in an error).
 """
 
 from __future__ import annotations
@@ -29,7 +33,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from proto.constants import ACL_MODEL_STREAM_FLAG_HEAD, aclrtCompareDataType, aclrtCondition
-from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACL_ERROR_RT_MODEL_EXECUTE, AclError
+from proto.errors import (
+    ACL_ERROR_RT_DEVICE_MEM_ERROR,
+    ACL_ERROR_RT_MODEL_EXECUTE,
+    ACL_ERROR_RT_STREAM_ABORT,
+    AclError,
+)
 from server.npu.arena import MemoryFault
 from server.npu.model import Bindings, ModelKind, ModelLane, ModelRI
 from server.npu.tasks import Pins, check_pins
@@ -48,6 +57,7 @@ COMPARE: dict[int, tuple[str, Callable[[int, int], bool]]] = {
     _C.ACL_RT_LESS: ("<", operator.lt),
     _C.ACL_RT_LESS_OR_EQUAL: ("<=", operator.le),
 }
+YIELD_EVERY = 64  # label jumps between two turns given to the event loop
 WORDS = {aclrtCompareDataType.ACL_RT_SWITCH_INT32: np.int32, aclrtCompareDataType.ACL_RT_SWITCH_INT64: np.int64}
 
 
@@ -140,7 +150,10 @@ class BuildReplayLane:
         self.machine: Machine = on.machine
         self.closing = on.closing
         self.replay = replay
+        self.lane = lane
         self.jump: BuildLane | None = None  # set by a switch whose condition held
+        self.goto: tuple[BuildLane, int] | None = None  # set by a label switch: go on at that lane's task
+        self.halted = False  # a task that failed so that its lane cannot go on (a label switch)
         model = replay.model
         self._name = f"{lane} of model {model.handle:#x} (executed on {on})"
         self.where = Where(model.device.index, f"model {model.handle:#x} {lane}", model.handle, on.where.owner)
@@ -159,9 +172,26 @@ class Replay:
         self.failures: list[AclError] = []
         self.active: dict[BuildLane, asyncio.Task[None]] = {}
         self.started: list[asyncio.Task[None]] = []
+        self.jumps = 0  # label jumps taken in this execution (bounded: `count_jump`)
 
-    def start(self, lane: BuildLane, by: object = None) -> None:
-        """Start `lane` unless it is running already."""
+    def count_jump(self, lane: BuildReplayLane) -> bool:
+        """Count one label jump of this execution: past `Machine.max_while_iterations` it fails (a label loop
+        that never leaves cannot hang the stream); True when the event loop is due a turn."""
+        bound = lane.machine.max_while_iterations
+        if self.jumps >= bound:
+            raise AclError(
+                ACL_ERROR_RT_MODEL_EXECUTE,
+                f"the label switches of {self.model} jumped {bound} times in this execution: a loop built from "
+                "labels must change its index word (or the code that jumps back) to leave; the bound is "
+                "VNPU_MAX_WHILE_ITERATIONS",
+            )
+        if lane.closing.done():
+            raise AclError(ACL_ERROR_RT_STREAM_ABORT, f"{lane} gave up a label jump: its stream is closing")
+        self.jumps += 1
+        return self.jumps % YIELD_EVERY == 0
+
+    def start(self, lane: BuildLane, by: object = None, at: int = 0) -> None:
+        """Start `lane` (at its task `at`) unless it is running already."""
         if lane not in self.model.lanes:
             raise AclError(
                 ACL_ERROR_RT_MODEL_EXECUTE,
@@ -169,7 +199,7 @@ class Replay:
             )
         if lane in self.active:
             return
-        task = asyncio.get_running_loop().create_task(self._run(lane))
+        task = asyncio.get_running_loop().create_task(self._run(lane, at))
         self.active[lane] = task
         self.started.append(task)
 
@@ -191,24 +221,34 @@ class Replay:
                 f"this execution started {end}, which holds the aclmdlRIEndTask (and it is not a HEAD stream)",
             )
 
-    async def _run(self, model_lane: BuildLane) -> None:
+    async def _run(self, model_lane: BuildLane, at: int) -> None:
         lane = BuildReplayLane(self, model_lane, self.on)
+        tasks, index = model_lane.tasks, at
         try:
-            for index, task in enumerate(model_lane.tasks):
+            while index < len(tasks):
+                task = tasks[index]
                 try:
                     await traced(lane.machine.tracer, task, lane, lane.where)
                 except AclError as error:
                     message = f"{self.model}, task #{index} of {lane} ({task.describe()}): {error.message}"
                     self.failures.append(AclError(error.code, message))
-                if lane.jump is not None:
+                if lane.jump is not None or lane.halted:
                     break
+                if lane.goto is not None and lane.goto[0] is model_lane:  # a label of this lane: go on there
+                    index, lane.goto = lane.goto[1], None
+                    continue
+                if lane.goto is not None:
+                    break
+                index += 1
         finally:
             del self.active[model_lane]
-        if lane.jump is not None:
-            try:
+        try:
+            if lane.jump is not None:
                 self.start(lane.jump)
-            except AclError as error:
-                self.failures.append(AclError(error.code, f"{self.model}, the jump of {lane}: {error.message}"))
+            elif lane.goto is not None:
+                self.start(lane.goto[0], at=lane.goto[1])
+        except AclError as error:
+            self.failures.append(AclError(error.code, f"{self.model}, the jump of {lane}: {error.message}"))
 
 
 class BuildModel(ModelRI):

@@ -42,40 +42,18 @@ class MemoryCalls(Context):
             (policy & 0xFF) in _POLICY_BASES and not policy & ~(0xFF | _POLICY_BITS),
             f"policy {policy:#x} is not an aclrtMemMallocPolicy",
         )
-        device = self.device()
-        self.charge_memory(size)
-        try:
-            block = device.arena.malloc(size, policy)
-        except OutOfSpace as full:
-            self.memory_used -= size
-            raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device.index} is out of memory: {full}") from None
-        self.allocations[block.ptr] = device
-        return block.ptr
+        return malloc_device(self, size, policy)
 
     @acl_call
     def aclrtFree(self, dev_ptr: int | None) -> None:
         """Immediate, without synchronisation, as in the runtime: tasks still queued must not use the memory."""
         require(bool(dev_ptr), "devPtr is NULL")
         assert dev_ptr is not None
-        device = self.allocations.get(dev_ptr)
         managed = self.windows.get(dev_ptr)
         if managed is not None and managed.managed:
             free_managed(self, managed)
             return
-        if device is None:
-            owner = self.machine.owner(dev_ptr)
-            if isinstance(owner, Allocation) and owner.ptr in self.allocations:
-                why = f"it is not the start of an allocation: it is {owner.describe(dev_ptr)}"
-            elif dev_ptr in self.freed:
-                why = "it was already freed (double free)"
-            else:
-                why = self.explain(dev_ptr)
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free {dev_ptr:#x}: {why}")
-        close_exports(self, dev_ptr)
-        size = device.arena.free(dev_ptr).size
-        self.memory_used -= size
-        del self.allocations[dev_ptr]
-        self.forget(dev_ptr, size, "aclrtFree")
+        free_device(self, dev_ptr, "aclrtFree")
 
     @acl_call
     def aclrtMallocHost(self, size: int) -> int:
@@ -246,3 +224,36 @@ class MemoryCalls(Context):
         require(not (writable and view.readonly), f"{arg} is a read-only host buffer")
         require(len(view) >= nbytes, f"{arg} is a {len(view)}-byte host buffer, too small for {nbytes} bytes")
         return np.frombuffer(view, dtype=np.uint8, count=nbytes)
+
+
+def malloc_device(context: Context, size: int, policy: int) -> int:
+    """`size` bytes of the thread's device, charged to `context` (aclrtMalloc, and the runtime's own device
+    memory that a call hands to the program, such as a label list)."""
+    device = context.device()
+    context.charge_memory(size)
+    try:
+        block = device.arena.malloc(size, policy)
+    except OutOfSpace as full:
+        context.memory_used -= size
+        raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device.index} is out of memory: {full}") from None
+    context.allocations[block.ptr] = device
+    return block.ptr
+
+
+def free_device(context: Context, dev_ptr: int, by: str) -> None:
+    """Free the allocation of `context` that starts at `dev_ptr` (107000 for any other pointer), as the call `by`."""
+    device = context.allocations.get(dev_ptr)
+    if device is None:
+        owner = context.machine.owner(dev_ptr)
+        if isinstance(owner, Allocation) and owner.ptr in context.allocations:
+            why = f"it is not the start of an allocation: it is {owner.describe(dev_ptr)}"
+        elif dev_ptr in context.freed:
+            why = "it was already freed (double free)"
+        else:
+            why = context.explain(dev_ptr)
+        raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free {dev_ptr:#x}: {why}")
+    close_exports(context, dev_ptr)
+    size = device.arena.free(dev_ptr).size
+    context.memory_used -= size
+    del context.allocations[dev_ptr]
+    context.forget(dev_ptr, size, by)

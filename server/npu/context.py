@@ -47,6 +47,7 @@ from server.npu.event import Event
 from server.npu.hostmem import HostBuffer
 from server.npu.kernels.binary import Binary, Function
 from server.npu.kernels.task import Printed
+from server.npu.labels import Label, LabelIds, LabelList
 from server.npu.model import ModelKind, ModelRI, TaskGroup, Update
 from server.npu.notify import Notify
 from server.npu.stream import Stream, Task
@@ -172,6 +173,9 @@ class Context:
         self.capturing: dict[Stream, Capture] = {}  # every stream of every active capture
         self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
         self.bound: dict[Stream, BuildLane] = {}  # persistent streams bound to a Build model (aclmdlRIBindStream)
+        self.labels: dict[int, Label] = {}  # aclrtLabel handle -> its label (server.npu.labels)
+        self.label_ids = LabelIds()
+        self.label_lists: dict[int, LabelList] = {}  # device address -> the label list made there
         self.exchange_modes: dict[Hashable, aclmdlRICaptureMode] = {}
         self.last_task_ids: dict[Hashable, int] = {}  # thread -> the id of the last task it queued
         self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)

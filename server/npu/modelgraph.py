@@ -5,7 +5,8 @@ waits on it across lanes, task groups are clusters marked with their handle and 
 and the tasks that wait on EXTERNAL events -- where a model waits for the outside world -- are highlighted. A
 condition task (IF / WHILE / SWITCH) draws its sub-models as nested clusters, each with how often it ran. A Build
 model's lanes are its bound streams (HEAD or DEFAULT), with an edge from each aclrtActiveStream / aclrtSwitchStream
-task to the lane it starts; tasks an aclmdlRIUpdate put in place are marked "edited".
+task to the lane it starts and from each aclrtSwitchLabelByIndex task to every label of its list ("label [i]");
+tasks an aclmdlRIUpdate put in place are marked "edited".
 
 A run of FOLD_MIN or more equal consecutive tasks (same kind, same description) is one node, `#4–#203 aclnnAdds
 kernel Adds ×200`, so a big model stays readable. A task with something of its own to show is never folded into
@@ -21,6 +22,7 @@ from html import escape
 
 from server.npu.build import ActiveStreamTask, SwitchStreamTask
 from server.npu.cond import CondTask
+from server.npu.labels import LabelSetTask, SwitchLabelTask
 from server.npu.model import CaptureRecord, CaptureWait, GroupTask, ModelRI
 from server.npu.stream import Task
 from server.npu.tasks import WaitTask
@@ -73,7 +75,9 @@ def _nodes(model: ModelRI, lane_no: int, tasks: list[Task], pinned: set[tuple[in
 def _pinned(model: ModelRI) -> set[tuple[int, int]]:
     """The (lane, index) of every task an edge or a jump starts or ends at: they keep a node of their own."""
     ends = {end for edge in _edges(model) for end in edge}
-    return ends | {start for start, _, _ in _jumps(model)}
+    jumps = _jumps(model)
+    labels = {(lane, index) for _, (lane, index), _ in jumps if index is not None}
+    return ends | {start for start, _, _ in jumps} | labels
 
 
 def _label(task: Task, model: ModelRI | None = None) -> str:
@@ -84,14 +88,26 @@ def _label(task: Task, model: ModelRI | None = None) -> str:
     return task.describe()
 
 
-def _jumps(model: ModelRI) -> list[tuple[tuple[int, int], int, str]]:
-    """(lane, index) of each activate / switch task of a Build model -> the lane it starts, and the edge's label."""
-    found = []
+def _jumps(model: ModelRI) -> list[tuple[tuple[int, int], tuple[int, int | None], str]]:
+    """(lane, index) of each activate / switch task of a Build model -> the (lane, index) it goes on at (index
+    None: the lane's first task), and the edge's label. A label switch has an edge to each label of its list that
+    is set in the model ("label [i]")."""
+    places = {
+        id(task.label): (lane_no, index)
+        for lane_no, lane in enumerate(model.lanes)
+        for index, task in enumerate(lane.tasks)
+        if isinstance(task, LabelSetTask)
+    }
+    found: list[tuple[tuple[int, int], tuple[int, int | None], str]] = []
     for lane_no, lane in enumerate(model.lanes):
         for index, task in enumerate(lane.tasks):
             if isinstance(task, ActiveStreamTask | SwitchStreamTask) and task.target in model.lanes:
                 kind = "activate" if isinstance(task, ActiveStreamTask) else "switch (if true)"
-                found.append(((lane_no, index), model.lanes.index(task.target), kind))
+                found.append(((lane_no, index), (model.lanes.index(task.target), None), kind))
+            if isinstance(task, SwitchLabelTask) and task.known is not None:
+                for i, label in enumerate(task.known.labels):
+                    if id(label) in places:
+                        found.append(((lane_no, index), places[id(label)], f"label [{i}]"))
     return found
 
 
@@ -151,9 +167,10 @@ def dot(model: ModelRI) -> str:
         lines.append("  }")
     for (a_lane, a), (b_lane, b) in _edges(model):
         lines.append(f'  t{a_lane}_{a} -> t{b_lane}_{b} [style=dashed, color="#2b6cb0", label="event"];')
-    for (a_lane, a), target, kind in _jumps(model):
-        if target in firsts:
-            lines.append(f'  t{a_lane}_{a} -> {firsts[target]} [style=bold, color="#2f855a", label="{kind}"];')
+    for (a_lane, a), (target, at), kind in _jumps(model):
+        end = firsts.get(target) if at is None else f"t{target}_{at}"
+        if end is not None:
+            lines.append(f'  t{a_lane}_{a} -> {end} [style=bold, color="#2f855a", label="{kind}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -225,9 +242,9 @@ def svg(model: ModelRI) -> str:
         if b_lane < a_lane:
             x1, x2 = 20 + a_lane * LANE_W, 20 + b_lane * LANE_W + BOX_W
         parts.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" class="edge" marker-end="url(#arrow)"/>')
-    for (a_lane, a), target, kind in _jumps(model):
+    for (a_lane, a), (target, at), kind in _jumps(model):
         x1, y1 = 20 + a_lane * LANE_W + BOX_W, centres[(a_lane, a)]
-        x2, y2 = 20 + target * LANE_W, TOP + BOX_H / 2
+        x2, y2 = 20 + target * LANE_W, TOP + BOX_H / 2 if at is None else centres[(target, at)]
         parts.append(
             f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" class="jump" marker-end="url(#arrow)">'
             f"<title>{kind}</title></line>"

@@ -21,6 +21,7 @@ from server.npu.calls_hostreg import HostRegistrationCalls
 from server.npu.calls_ipc import IpcCalls
 from server.npu.calls_ipcmem import IpcMemoryCalls
 from server.npu.calls_kernel import KernelCalls
+from server.npu.calls_label import LabelCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_misc import MiscModelCalls
 from server.npu.calls_model import ModelCalls
@@ -56,6 +57,7 @@ class Runtime(
     CallbackCalls,
     ModelCalls,
     BuildCalls,
+    LabelCalls,
     CondCalls,
     EditCalls,
     MiscModelCalls,

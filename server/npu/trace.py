@@ -32,6 +32,8 @@ KINDS = {
     "GroupTask": "group",
     "UpdateApplyTask": "update",
     "ModelExecuteTask": "model",
+    "LabelSetTask": "label",
+    "SwitchLabelTask": "label switch",
 }
 
 

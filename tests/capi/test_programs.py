@@ -29,6 +29,7 @@ from proto.errors import (
     ACL_ERROR_RT_MODEL_EXECUTE,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_ABORT,
+    ACL_ERROR_RT_STREAM_MODEL,
     ACL_ERROR_RT_STREAM_NO_CB_REG,
     ACL_ERROR_RT_STREAM_SUBSCRIBE,
     ACL_ERROR_RT_THREAD_SUBSCRIBE,
@@ -450,6 +451,47 @@ def test_the_model_switch_sample_from_c(toolkit: Path, tmp_path: Path) -> None:
         for index, value in enumerate(values, 1):
             expected += [f"[INFO]  After {when}, print data{index}.", vector(value)]
     assert done.stdout.splitlines() == expected
+
+
+def test_labels_from_c_choose_the_branch_and_refuse_with_the_runtimes_codes(
+    toolkit: Path, daemon: Daemon, tmp_path: Path
+) -> None:
+    """A Build model whose labels guard two branches (out = in + 10 or in + 20), run with the index word 0, 1 and
+    9 (the last label), then each refusal's code, and the model still runs after them (labels.cpp)."""
+    binary = compile_program(toolkit, PROGRAMS / "labels.cpp", tmp_path)
+    done = run_program(toolkit, binary, daemon)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    checks = {name: int(value) for name, value in (line.split()[1:] for line in lines if line.startswith("check "))}
+    assert checks == {
+        "index-0": 1,
+        "index-1": 1,
+        "index-9": 1,
+        "create-null": ACL_ERROR_INVALID_PARAM,
+        "list-null-labels": ACL_ERROR_INVALID_PARAM,
+        "list-null-out": ACL_ERROR_INVALID_PARAM,
+        "list-num-0": ACL_ERROR_RT_PARAM_INVALID,
+        "list-num-65536": ACL_ERROR_RT_PARAM_INVALID,
+        "list-second": ACL_ERROR_RT_INTERNAL_ERROR,
+        "list-untouched": 1,
+        "set-null": ACL_ERROR_INVALID_PARAM,
+        "set-twice": ACL_ERROR_RT_INTERNAL_ERROR,
+        "set-no-list": ACL_ERROR_RT_INTERNAL_ERROR,
+        "set-unbound": ACL_ERROR_RT_STREAM_MODEL,
+        "switch-null": ACL_ERROR_INVALID_PARAM,
+        "switch-unbound": ACL_ERROR_RT_STREAM_MODEL,
+        "destroy-twice": ACL_ERROR_RT_INVALID_HANDLE,
+        "destroyed-in-list": ACL_ERROR_RT_INVALID_HANDLE,
+        "after-refusals": 1,
+        "list-destroy-twice": ACL_ERROR_RT_PARAM_INVALID,
+    }
+    messages = dict(line.split(" ", 2)[1:] for line in lines if line.startswith("message "))
+    assert "num must be in (0, 65535], got 65536" in messages["list-num-65536"]
+    assert "cannot be set repeatedly" in messages["set-twice"]
+    assert "in no label list" in messages["set-no-list"]
+    assert "was destroyed" in messages["destroy-twice"]
+    assert "double free" in messages["list-destroy-twice"]
+    assert lines[-1] == "done"
 
 
 S3_OUTPUT = """\

@@ -369,6 +369,32 @@ async def exercise(c: Caller) -> None:
     await c("aclmdlRIDestroy", modelRI=built)  # unbinds p2 and p3
     for stream in (p1, p2, p3):
         await c("aclrtDestroyStream", stream=stream)
+    # labels: one persistent stream; the index word picks y = x + x (label 0) or nothing more (label 1)
+    p4 = (await c("aclrtCreateStreamWithConfig", priority=0, flag=4))["stream"]
+    labelled = (await c("aclmdlRIBuildBegin", flag=0))["modelRI"]
+    await c("aclmdlRIBindStream", modelRI=labelled, stream=p4, flag=0)
+    labels = [(await c("aclrtCreateLabel"))["label"] for _ in range(2)]
+    labels_at = (await c("aclrtCreateLabelList", labels=labels, num=2))["labelList"]
+    index = (await c("aclrtMalloc", size=4, policy=0))["devPtr"]
+    await c("aclrtMemcpy", dst=index, destMax=4, src=(1).to_bytes(4, "little"), count=4, kind=1)
+    await c("aclrtSwitchLabelByIndex", ptr=index, maxValue=2, labelList=labels_at, stream=p4)
+    await c("aclrtSetLabel", label=labels[0], stream=p4)
+    await r.launch("Add", p4, xt, xt, alpha, tt)  # tmp = 2.1 x: skipped while the index is 1
+    await c("aclrtSetLabel", label=labels[1], stream=p4)
+    await c("aclmdlRIEndTask", modelRI=labelled, stream=p4)
+    await c("aclmdlRIBuildEnd", modelRI=labelled, reserve=None)
+    before = await r.get(tmp, (8,))
+    await c("aclmdlRIExecute", modelRI=labelled, timeout=5000)
+    np.testing.assert_array_equal(await r.get(tmp, (8,)), before)
+    await c("aclrtMemcpy", dst=index, destMax=4, src=(0).to_bytes(4, "little"), count=4, kind=1)
+    await c("aclmdlRIExecute", modelRI=labelled, timeout=5000)
+    np.testing.assert_allclose(await r.get(tmp, (8,)), 2.1 * start.astype(np.float64), rtol=1e-5, atol=1e-6)
+    await c("aclmdlRIDestroy", modelRI=labelled)
+    await c("aclrtDestroyLabelList", labelList=labels_at)
+    for label in labels:
+        await c("aclrtDestroyLabel", label=label)
+    await c("aclrtDestroyStream", stream=p4)
+    await c("aclrtFree", devPtr=index)
     # conditional models: an IF with two branches captured into sub-models; ASSIGN_DEFAULT (1) picks branch 0
     await c("aclmdlRICaptureBegin", stream=s, mode=2)
     parent = (await c("aclmdlRICaptureGetInfo", stream=s))["modelRI"]
