@@ -49,7 +49,7 @@ def lookup(api: str) -> Call:
     call = CALLS.get(api)
     if call is None:
         near = difflib.get_close_matches(api[:80], CALLS, n=3, cutoff=0.75)
-        hint = f": did you mean {' or '.join(near)}?" if near else ""
+        hint = f": did you mean {' or '.join(near)}?" if near else " (the calls are listed on /docs)"
         raise AclError(
             ACL_ERROR_API_NOT_SUPPORT, f"no function named {api[:80]!r} in vnpu's call table{hint}", api[:80]
         )
