@@ -127,15 +127,21 @@ async def test_status_shows_devices_memory_streams_and_models(capsys: pytest.Cap
 async def test_status_in_a_narrow_terminal_drops_the_memory_bar(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """At 80 columns each device is one line: no empty bar column, and no cell wrapped onto a second line."""
     monkeypatch.setenv("COLUMNS", "80")
     async with daemon() as server, caller(server) as c:
         await c("aclInit", configPath=None)
         await c("aclrtSetDevice", deviceId=0)
+        await c("aclrtMalloc", size=(20 << 20) + 1000, policy=0)  # a share and a size that take room
         code, out, err = await run_cli(capsys, "status", "--endpoint", server.url)
     assert code == 0, err
     assert max(map(len, out.splitlines())) <= 80, out
-    device1 = rows_with(out, "0 bytes / 64 MiB")[1]
-    assert device1 == ["1", "0 bytes / 64 MiB", "0 / 1984", "0 / 65536", "0 / 1024", "1"]  # no empty bar column
+    lines = [line.strip() for line in out.splitlines()]
+    table = lines[lines.index("devices") + 4 : lines.index("contexts") - 1]  # the rows between the rules
+    assert [rows_with(line, "│")[0] for line in table] == [
+        ["0", "20 MiB / 64 MiB", "1 / 1984", "0 / 65536", "0 / 1024", "1"],
+        ["1", "0 bytes / 64 MiB", "0 / 1984", "0 / 65536", "0 / 1024", "1"],
+    ], out
 
 
 def test_status_count_without_watch_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
