@@ -225,6 +225,7 @@ async function poll() {
     const devices = await Promise.all(summary.map((d) => api(`v1/devices/${d.id}`)));
     $('#login').hidden = true;
     $('#content').hidden = false;
+    $('#content').classList.remove('stale');
     $('#forget-token').hidden = !token();
     triedToken = false;
     renderDevices(devices);
@@ -240,6 +241,7 @@ async function poll() {
       return;
     }
     setStatus(`daemon unreachable: ${error.message}`, 'bad');
+    $('#content').classList.add('stale'); // what is shown is the last answer: greyed until the daemon answers again
   }
   if (polling) setTimeout(poll, POLL_MS);
 }
