@@ -512,7 +512,11 @@ def trace(args: argparse.Namespace) -> int:
     if run is not None:
         scope["run"] = run  # the label the program's client gives its contexts (VNPU_RUN)
 
+    in_scope = 0  # the most contexts the daemon knew in the scope asked for (none: the hint says why)
+
     def merge(answer: dict[str, Any]) -> None:
+        nonlocal in_scope
+        in_scope = max(in_scope, answer.get("contextsInScope", 0))
         ended.update(c["id"] for c in answer.get("contexts", ()) if c["ended"])
         for e in answer["traceEvents"]:
             if e.get("ph") == "X":
@@ -526,7 +530,8 @@ def trace(args: argparse.Namespace) -> int:
             # from now: a `since` beyond any event's end answers nothing but the trace clock
             first = _get(http, "/v1/trace", since=0.0 if args.all or run else 1e300, **scope)
             merge(first)
-            if not first["enabled"]:
+            enabled = first["enabled"]
+            if not enabled:
                 print("vnpu trace: tracing is off on the daemon (VNPU_TRACE_CAPACITY=0)", file=sys.stderr)
             since, deadline = first["now"], time.monotonic() + args.duration
             if run is not None:
@@ -567,13 +572,31 @@ def trace(args: argparse.Namespace) -> int:
         f", {len(ended & contexts)} of them ended," if ended & contexts else ""
     )
     print(f"wrote {len(tasks)} task event(s){whose} on {lanes} lane(s) to {path}: open it in https://ui.perfetto.dev")
+    if not tasks and enabled:
+        print(f"vnpu trace: {_why_nothing(args, in_scope)}", file=sys.stderr)
     if program is not None:
         print(f"vnpu trace: {' '.join(args.program)} exited with {program.returncode}", file=sys.stderr)
         return program.returncode
-    if not tasks:
-        hint = "" if args.all else " (--all takes what the buffer already holds, ended programs included)"
-        print(f"vnpu trace: nothing ran while recording{hint}", file=sys.stderr)
     return 0
+
+
+def _why_nothing(args: argparse.Namespace, in_scope: int) -> str:
+    """Why `vnpu trace` wrote no task event, as far as the daemon's answers tell (`in_scope`: the contexts it knew
+    in the scope asked for)."""
+    if args.program and not in_scope:
+        return (
+            f"{args.program[0]} opened no context on {_endpoint(args)}: does it call aclInit and aclrtSetDevice, "
+            "and does its VNPU_ENDPOINT name this daemon?"
+        )
+    if args.program:
+        return f"{args.program[0]} ran no task on the device (calls such as aclrtMalloc are not tasks)"
+    if args.context is not None and not in_scope:
+        return (
+            f"no context {args.context!r} among yours, live or recently ended: take an id from `vnpu status` or "
+            "from a trace's Context"
+        )
+    hint = "" if args.all else " (--all takes what the buffer already holds, ended programs included)"
+    return f"nothing ran while recording{hint}"
 
 
 def _start(args: argparse.Namespace, run: str) -> subprocess.Popen[bytes] | None:

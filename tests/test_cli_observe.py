@@ -293,6 +293,33 @@ async def test_trace_all_after_the_program_ended_writes_its_events(
         assert "nothing ran while recording (--all takes what the buffer already holds" in err
         code, out, err = await run_cli(capsys, *argv, "--all", "--context", "0123456789abcdef")
         assert code == 0 and out.startswith("wrote 0 task event(s)")
+        assert err == (
+            "vnpu trace: no context '0123456789abcdef' among yours, live or recently ended: take an id from "
+            "`vnpu status` or from a trace's Context\n"
+        )
+
+
+async def test_trace_says_why_it_wrote_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Zero events has a reason the command can tell: tracing is off, or the program never reached this daemon,
+    or it ran no task."""
+    output = tmp_path / "t.json"
+    async with daemon(trace_capacity=0) as server:
+        argv = ["trace", "-o", str(output), "--endpoint", server.url, "--duration", "0"]
+        code, out, err = await run_cli(capsys, *argv)
+    assert code == 0 and err == "vnpu trace: tracing is off on the daemon (VNPU_TRACE_CAPACITY=0)\n"
+    async with daemon() as server:
+        argv = ["trace", "-o", str(output), "--endpoint", server.url, "--interval", "50ms", "--"]
+        code, out, err = await run_cli(capsys, *argv, sys.executable, "-c", "pass")
+        assert code == 0 and out.startswith("wrote 0 task event(s)")
+        assert err.splitlines()[0] == (
+            f"vnpu trace: {sys.executable} opened no context on {server.url}: does it call aclInit and "
+            "aclrtSetDevice, and does its VNPU_ENDPOINT name this daemon?"
+        )
+        busy = "from client.acl import *; aclInit(None); aclrtSetDevice(0); aclrtMalloc(64, 0)"
+        code, out, err = await run_cli(capsys, *argv, sys.executable, "-c", busy)
+        assert code == 0 and err.splitlines()[0] == (
+            f"vnpu trace: {sys.executable} ran no task on the device (calls such as aclrtMalloc are not tasks)"
+        )
 
 
 PROGRAM = """
