@@ -192,6 +192,14 @@ def format_size(size: int) -> str:
     return f"{size} bytes"
 
 
+def format_age(seconds: float) -> str:
+    """Seconds for people: 4.2 s, 12 min, 3.5 h, 2.0 d."""
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.2g} {unit}" if seconds < 10 * size else f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.1f} s"
+
+
 def _exit_cleanly(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
@@ -401,8 +409,9 @@ def status_tables(state: dict[str, Any], width: int | None = None) -> Renderable
     for column in ("device", "memory used", *([""] if bar else []), "streams", "events", "models", "contexts"):
         devices.add_column(column, justify="left" if column in ("device", "") else "right", no_wrap=True)
     contexts = Table(title="contexts", title_justify="left")
-    for column in ("context", "sessions", "device(s)", "streams", "events", "models"):
-        contexts.add_column(column, justify="left" if column in ("context", "device(s)") else "right")
+    held = ("memory", "age") if bar else ()  # what a context holds, and since when: on wide terminals
+    for column in ("context", "sessions", "device(s)", *held, "streams", "events", "models"):
+        contexts.add_column(column, justify="left" if column in ("context", "device(s)") else "right", no_wrap=True)
     # a context spans the devices: each device's view lists it with what it holds there
     totals: dict[str, dict[str, Any]] = {}
     running_on: dict[int, int] = {}  # model -> the stream replaying it
@@ -422,7 +431,9 @@ def status_tables(state: dict[str, Any], width: int | None = None) -> Renderable
             str(len(d["contexts"])),
         )
         for c in d["contexts"]:
-            total = totals.setdefault(c["id"], {"sessions": c["sessions"], "devices": [], "streams": 0, "events": 0})
+            total = totals.setdefault(
+                c["id"], {"sessions": c["sessions"], "devices": [], "streams": 0, "events": 0, "context": c}
+            )
             total["models"] = total.get("models", 0) + len(c["models"])
             for kind in ("streams", "events"):
                 total[kind] += len(c[kind])
@@ -440,7 +451,9 @@ def status_tables(state: dict[str, Any], width: int | None = None) -> Renderable
                 )
     for context, total in totals.items():
         counts = (str(total[kind]) for kind in ("streams", "events", "models"))
-        contexts.add_row(context, str(total["sessions"]), ", ".join(total["devices"]) or "-", *counts)
+        c = total["context"]
+        holds = (format_size(c.get("memory", 0)), format_age(c.get("age", 0.0))) if bar else ()
+        contexts.add_row(context, str(total["sessions"]), ", ".join(total["devices"]) or "-", *holds, *counts)
     models = Table(title="models", title_justify="left")
     for column in ("model", "device", "context", "state", "executions", "task groups (kernels, updates applied)"):
         models.add_column(column, justify="right" if column == "executions" else "left")

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import sys
 from collections import defaultdict
 from collections.abc import AsyncIterator
@@ -24,7 +25,7 @@ import pytest
 
 import proto.aclnn as nn
 from proto.constants import aclDataType
-from server.cli import main, parse_duration
+from server.cli import format_size, main, parse_duration
 from tests.server.api.callers import RestCaller
 from tests.server.api.conftest import LiveServer, free_port, start_live
 from tests.server.api.conftest import test_settings as make_settings
@@ -101,6 +102,7 @@ async def test_status_shows_devices_memory_streams_and_models(capsys: pytest.Cap
         try:
             await asyncio.sleep(0.05)
             code, out, err = await run_cli(capsys, "status", "--endpoint", server.url)
+            [held] = {ctx["memory"] for ctx in (await c.client.get("/v1/devices/0")).json()["contexts"]}
         finally:
             await release(c, ids)
     assert code == 0, err
@@ -118,7 +120,9 @@ async def test_status_shows_devices_memory_streams_and_models(capsys: pytest.Cap
     assert blocked[2:5] == [f"{ids['blocked']:#x}", "stream", "4"] and f"event {ids['gate']:#x}" in blocked[5]
     assert rows_with(out, f"{ids['s2']:#x}")[0][4:] == ["0", "idle"]
     [context] = rows_with(out, running[1])[:1]  # the context's row comes first
-    assert context[1:] == ["1", "0", "4", "4", "1"]  # sessions, device(s), streams, events, models
+    # sessions, device(s), memory held (device + pinned), age, streams, events, models
+    assert context[1:3] == ["1", "0"] and context[5:] == ["4", "4", "1"], context
+    assert context[3] == format_size(held) and held >= 20 << 20 and re.fullmatch(r"\d+\.\d s", context[4]), context
     [row] = rows_with(out, f"running on {ids['s1']:#x}")
     group = f"{ids['group']:#x}: aclnnAdds kernel Adds, aclnnAdds kernel Adds; 0 update(s)"
     assert row == [model, "0", running[1], f"running on {ids['s1']:#x}", "0", group]

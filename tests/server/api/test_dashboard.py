@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -267,8 +268,8 @@ SPILL = """(panel => {
 
 async def test_a_narrow_window_and_a_daemon_that_went_away(tmp_path: Path) -> None:
     """At 900 px a table wider than its panel scrolls inside it, not over the page's edge; the contexts table
-    names its column device(s) (ids, not a count); when the daemon stops answering, the page says so and greys
-    the tables it can no longer refresh."""
+    names its column device(s) (ids, not a count) and shows each context's memory and age; when the daemon stops
+    answering, the page says so and greys the tables it can no longer refresh."""
     server, task = await serve()
     running = True
     try:
@@ -280,12 +281,16 @@ async def test_a_narrow_window_and_a_daemon_that_went_away(tmp_path: Path) -> No
             await c("aclInit", configPath=None)
             await c("aclrtSetDevice", deviceId=0)
             await c("aclrtCreateStream")
+            await c("aclrtMalloc", size=3 << 20, policy=0)
             await page.set_viewport_size({"width": 900, "height": 900})
             await page.goto(server.url + "/")
             expect = playwright_api.expect
             await expect(page.locator("#contexts tbody tr")).to_have_count(1, timeout=20_000)
             await expect(page.locator("#contexts thead th").nth(2)).to_have_text("device(s)")
-            await expect(page.locator("#contexts tbody td").nth(2)).to_have_text("0")
+            cells = page.locator("#contexts tbody td")
+            await expect(cells.nth(2)).to_have_text("0")
+            await expect(cells.nth(3)).to_have_text("3 MiB")  # what the context holds, and since when
+            await expect(cells.nth(4)).to_have_text(re.compile(r"^\d+\.\d s$"))
             for panel in ("#contexts-panel", "#streams-panel"):
                 box = await page.evaluate(f"{SPILL}('{panel}')")
                 assert box["table"] <= box["panel"] + 1 or box["overflow"] in ("auto", "scroll"), (panel, box)
