@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:9470"
 MAX_MODELS = 50  # models `vnpu status` details (one request each)
+BENCH_MINUTES = 3  # a full `vnpu bench` here (bench/results.json's "seconds"; tests/test_cli.py checks it)
 
 
 def package_version() -> str:
@@ -34,14 +35,36 @@ def package_version() -> str:
         return "0+unknown"
 
 
+class Parser(argparse.ArgumentParser):
+    """A parser whose epilog may come late (`late_epilog`, a function of the parser): made only when the help
+    is shown, so `vnpu status` does not load what `vnpu serve --help` lists."""
+
+    def format_help(self) -> str:
+        late = getattr(self, "late_epilog", None)
+        if late is not None and self.epilog is None:
+            self.epilog = late(self)
+        return super().format_help()
+
+
+def _serve_epilog(serve: argparse.ArgumentParser) -> str:
+    from server.api.settings import env_only_settings
+
+    options = {action.dest for action in serve._actions}
+    listed = ", ".join(f"{name}={default}" for name, default in env_only_settings(options))
+    return (
+        f"Settings only in the environment, with their defaults (times in seconds): {listed}. The README's "
+        'sections "The daemon", "Reliability" and "Observability" say what each does.'
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="vnpu",
         description="A virtual Ascend NPU: ACL streams, events, aclmdlRI capture and task update, aclnn "
         "operators -- served over the network, no NPU needed.",
     )
     parser.add_argument("--version", action="version", version=f"vnpu {package_version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.add_parser("version", help="print the vnpu version")
     commands.add_parser(
         "demo",
@@ -53,10 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench = commands.add_parser(
         "bench",
-        help="measure the figures users judge vnpu by, against floors measured in the same run (about 3 min)",
+        help="measure the figures users judge vnpu by, against floors measured in the same run (a few minutes: "
+        f"about {BENCH_MINUTES} here; --quick: under a minute)",
         description="Start a daemon of its own on a free loopback port and measure each figure of bench/ side by "
         "side with its floor or alternative (A B A B, medians of several repetitions, min-max shown); print the "
-        "Markdown table and write the raw numbers as JSON. Needs the source tree (bench/, client/).",
+        "Markdown table and write the raw numbers as JSON. Needs the source tree (bench/, client/). A full run "
+        f"takes about {BENCH_MINUTES} minutes here (bench/results.json has the last one's), --quick under a minute.",
     )
     bench.add_argument(
         "--quick", action="store_true", help="a smoke run: small counts, one repetition (its numbers mean little)"
@@ -84,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(e.g. VNPU_PORT=9470, VNPU_MEMORY=8GiB, VNPU_TOKEN=...; the device count is VNPU_DEVICE_COUNT); an "
         "option given here wins.",
     )
+    serve.late_epilog = _serve_epilog  # type: ignore[attr-defined]
     serve.add_argument("--host", help="address to bind (default 127.0.0.1; without a token, only loopback is safe)")
     serve.add_argument("--port", help="TCP port (default 9470)")
     serve.add_argument("--uds", metavar="PATH", help="listen on this Unix socket (mode 0600) instead of a TCP port")
@@ -172,6 +198,14 @@ def format_size(size: int) -> str:
     return f"{size} bytes"
 
 
+def format_age(seconds: float) -> str:
+    """Seconds for people: 4.2 s, 12 min, 3.5 h, 2.0 d."""
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.2g} {unit}" if seconds < 10 * size else f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.1f} s"
+
+
 def _exit_cleanly(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
@@ -221,6 +255,12 @@ def serve(args: argparse.Namespace) -> int:
         log.warning("no token is set and the daemon listens on %s: anyone who reaches it can use it", settings.host)
     elif not settings.tokens:
         log.info("no token is set: listening on %s only", "a Unix socket of this user" if settings.uds else "loopback")
+    if "VNPU_DEVICES" in os.environ and "VNPU_DEVICE_COUNT" not in os.environ and args.devices is None:
+        log.warning(
+            "VNPU_DEVICES is set, but it is the client's map of devices to daemons: vnpu serve reads its device "
+            "count from VNPU_DEVICE_COUNT (or --devices), and serves %d device(s)",
+            settings.devices,
+        )
     scheme = "https" if settings.ssl_certfile else "http"
     banner = (
         f"vnpu {package_version()} listening on "
@@ -378,12 +418,13 @@ def status_tables(state: dict[str, Any], width: int | None = None) -> Renderable
     from rich.text import Text
 
     devices = Table(title="devices", title_justify="left", expand=False)
-    bar = width is None or width >= BAR_MIN_WIDTH
+    bar = width is None or width >= BAR_MIN_WIDTH  # narrower: no bar, no share, so a device is one line at 80
     for column in ("device", "memory used", *([""] if bar else []), "streams", "events", "models", "contexts"):
-        devices.add_column(column, justify="left" if column in ("device", "") else "right")
+        devices.add_column(column, justify="left" if column in ("device", "") else "right", no_wrap=True)
     contexts = Table(title="contexts", title_justify="left")
-    for column in ("context", "sessions", "device(s)", "streams", "events", "models"):
-        contexts.add_column(column, justify="left" if column in ("context", "device(s)") else "right")
+    held = ("memory", "age") if bar else ()  # what a context holds, and since when: on wide terminals
+    for column in ("context", "sessions", "device(s)", *held, "streams", "events", "models"):
+        contexts.add_column(column, justify="left" if column in ("context", "device(s)") else "right", no_wrap=True)
     # a context spans the devices: each device's view lists it with what it holds there
     totals: dict[str, dict[str, Any]] = {}
     running_on: dict[int, int] = {}  # model -> the stream replaying it
@@ -395,7 +436,7 @@ def status_tables(state: dict[str, Any], width: int | None = None) -> Renderable
         share = memory["used"] / memory["total"] if memory["total"] else 0.0
         devices.add_row(
             str(d["id"]),
-            f"{format_size(memory['used'])} / {format_size(memory['total'])} ({share:.1%})",
+            f"{format_size(memory['used'])} / {format_size(memory['total'])}" + (f" ({share:.1%})" if bar else ""),
             *([ProgressBar(total=memory["total"] or 1, completed=memory["used"], width=20)] if bar else []),
             f"{d['streams']['used']} / {d['streams']['max']}",
             f"{d['events']['used']} / {d['events']['max']}",
@@ -403,7 +444,9 @@ def status_tables(state: dict[str, Any], width: int | None = None) -> Renderable
             str(len(d["contexts"])),
         )
         for c in d["contexts"]:
-            total = totals.setdefault(c["id"], {"sessions": c["sessions"], "devices": [], "streams": 0, "events": 0})
+            total = totals.setdefault(
+                c["id"], {"sessions": c["sessions"], "devices": [], "streams": 0, "events": 0, "context": c}
+            )
             total["models"] = total.get("models", 0) + len(c["models"])
             for kind in ("streams", "events"):
                 total[kind] += len(c[kind])
@@ -421,7 +464,9 @@ def status_tables(state: dict[str, Any], width: int | None = None) -> Renderable
                 )
     for context, total in totals.items():
         counts = (str(total[kind]) for kind in ("streams", "events", "models"))
-        contexts.add_row(context, str(total["sessions"]), ", ".join(total["devices"]) or "-", *counts)
+        c = total["context"]
+        holds = (format_size(c.get("memory", 0)), format_age(c.get("age", 0.0))) if bar else ()
+        contexts.add_row(context, str(total["sessions"]), ", ".join(total["devices"]) or "-", *holds, *counts)
     models = Table(title="models", title_justify="left")
     for column in ("model", "device", "context", "state", "executions", "task groups (kernels, updates applied)"):
         models.add_column(column, justify="right" if column == "executions" else "left")
@@ -493,7 +538,11 @@ def trace(args: argparse.Namespace) -> int:
     if run is not None:
         scope["run"] = run  # the label the program's client gives its contexts (VNPU_RUN)
 
+    in_scope = 0  # the most contexts the daemon knew in the scope asked for (none: the hint says why)
+
     def merge(answer: dict[str, Any]) -> None:
+        nonlocal in_scope
+        in_scope = max(in_scope, answer.get("contextsInScope", 0))
         ended.update(c["id"] for c in answer.get("contexts", ()) if c["ended"])
         for e in answer["traceEvents"]:
             if e.get("ph") == "X":
@@ -507,7 +556,8 @@ def trace(args: argparse.Namespace) -> int:
             # from now: a `since` beyond any event's end answers nothing but the trace clock
             first = _get(http, "/v1/trace", since=0.0 if args.all or run else 1e300, **scope)
             merge(first)
-            if not first["enabled"]:
+            enabled = first["enabled"]
+            if not enabled:
                 print("vnpu trace: tracing is off on the daemon (VNPU_TRACE_CAPACITY=0)", file=sys.stderr)
             since, deadline = first["now"], time.monotonic() + args.duration
             if run is not None:
@@ -544,15 +594,35 @@ def trace(args: argparse.Namespace) -> int:
     path.write_text(json.dumps(document, separators=(",", ":")))
     lanes = len({(e["pid"], e["tid"]) for e in tasks.values()})
     contexts = {e["args"]["Context"] for e in tasks.values() if "Context" in e["args"]}
-    whose = f" of {len(contexts)} context(s)" + (f", {len(ended & contexts)} of them ended" if ended & contexts else "")
+    whose = f" of {len(contexts)} context(s)" + (
+        f", {len(ended & contexts)} of them ended," if ended & contexts else ""
+    )
     print(f"wrote {len(tasks)} task event(s){whose} on {lanes} lane(s) to {path}: open it in https://ui.perfetto.dev")
+    if not tasks and enabled:
+        print(f"vnpu trace: {_why_nothing(args, in_scope)}", file=sys.stderr)
     if program is not None:
         print(f"vnpu trace: {' '.join(args.program)} exited with {program.returncode}", file=sys.stderr)
         return program.returncode
-    if not tasks:
-        hint = "" if args.all else " (--all takes what the buffer already holds, ended programs included)"
-        print(f"vnpu trace: nothing ran while recording{hint}", file=sys.stderr)
     return 0
+
+
+def _why_nothing(args: argparse.Namespace, in_scope: int) -> str:
+    """Why `vnpu trace` wrote no task event, as far as the daemon's answers tell (`in_scope`: the contexts it knew
+    in the scope asked for)."""
+    if args.program and not in_scope:
+        return (
+            f"{args.program[0]} opened no context on {_endpoint(args)}: does it call aclInit and aclrtSetDevice, "
+            "and does its VNPU_ENDPOINT name this daemon?"
+        )
+    if args.program:
+        return f"{args.program[0]} ran no task on the device (calls such as aclrtMalloc are not tasks)"
+    if args.context is not None and not in_scope:
+        return (
+            f"no context {args.context!r} among yours, live or recently ended: take an id from `vnpu status` or "
+            "from a trace's Context"
+        )
+    hint = "" if args.all else " (--all takes what the buffer already holds, ended programs included)"
+    return f"nothing ran while recording{hint}"
 
 
 def _start(args: argparse.Namespace, run: str) -> subprocess.Popen[bytes] | None:

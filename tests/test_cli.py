@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +45,21 @@ def test_demo_help_says_what_it_runs_and_what_to_expect() -> None:
     )
     text = " ".join(done.stdout.split())
     assert "task_update_concurrent.py" in text and "2.2 for alpha 1.1, then 6.6 for 5.5" in text
+
+
+def test_the_stated_bench_run_time_is_the_last_full_runs() -> None:
+    """`vnpu bench --help` and the README say how long a full run takes here: what bench/results.json measured."""
+    root = Path(__file__).resolve().parent.parent
+    result = json.loads((root / "bench" / "results.json").read_text())
+    assert result["mode"] == "full"
+    minutes = round(result["seconds"] / 60)
+    for command, said in (
+        (["--help"], f"about {minutes} here"),
+        (["bench", "--help"], f"about {minutes} minutes here"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "server.cli", *command], capture_output=True, text=True, timeout=60, check=True
+        )
+        assert said in " ".join(done.stdout.split()), command
+    readme = " ".join((root / "README.md").read_text().split())
+    assert f"vnpu bench # every figure, about {minutes} minutes here" in readme

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import sys
 from collections import defaultdict
 from collections.abc import AsyncIterator
@@ -24,7 +25,7 @@ import pytest
 
 import proto.aclnn as nn
 from proto.constants import aclDataType
-from server.cli import main, parse_duration
+from server.cli import format_size, main, parse_duration
 from tests.server.api.callers import RestCaller
 from tests.server.api.conftest import LiveServer, free_port, start_live
 from tests.server.api.conftest import test_settings as make_settings
@@ -101,6 +102,7 @@ async def test_status_shows_devices_memory_streams_and_models(capsys: pytest.Cap
         try:
             await asyncio.sleep(0.05)
             code, out, err = await run_cli(capsys, "status", "--endpoint", server.url)
+            [held] = {ctx["memory"] for ctx in (await c.client.get("/v1/devices/0")).json()["contexts"]}
         finally:
             await release(c, ids)
     assert code == 0, err
@@ -118,7 +120,9 @@ async def test_status_shows_devices_memory_streams_and_models(capsys: pytest.Cap
     assert blocked[2:5] == [f"{ids['blocked']:#x}", "stream", "4"] and f"event {ids['gate']:#x}" in blocked[5]
     assert rows_with(out, f"{ids['s2']:#x}")[0][4:] == ["0", "idle"]
     [context] = rows_with(out, running[1])[:1]  # the context's row comes first
-    assert context[1:] == ["1", "0", "4", "4", "1"]  # sessions, device(s), streams, events, models
+    # sessions, device(s), memory held (device + pinned), age, streams, events, models
+    assert context[1:3] == ["1", "0"] and context[5:] == ["4", "4", "1"], context
+    assert context[3] == format_size(held) and held >= 20 << 20 and re.fullmatch(r"\d+\.\d s", context[4]), context
     [row] = rows_with(out, f"running on {ids['s1']:#x}")
     group = f"{ids['group']:#x}: aclnnAdds kernel Adds, aclnnAdds kernel Adds; 0 update(s)"
     assert row == [model, "0", running[1], f"running on {ids['s1']:#x}", "0", group]
@@ -127,15 +131,21 @@ async def test_status_shows_devices_memory_streams_and_models(capsys: pytest.Cap
 async def test_status_in_a_narrow_terminal_drops_the_memory_bar(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """At 80 columns each device is one line: no empty bar column, and no cell wrapped onto a second line."""
     monkeypatch.setenv("COLUMNS", "80")
     async with daemon() as server, caller(server) as c:
         await c("aclInit", configPath=None)
         await c("aclrtSetDevice", deviceId=0)
+        await c("aclrtMalloc", size=(20 << 20) + 1000, policy=0)  # a share and a size that take room
         code, out, err = await run_cli(capsys, "status", "--endpoint", server.url)
     assert code == 0, err
     assert max(map(len, out.splitlines())) <= 80, out
-    device1 = rows_with(out, "0 bytes / 64 MiB")[1]
-    assert device1 == ["1", "0 bytes / 64 MiB", "0 / 1984", "0 / 65536", "0 / 1024", "1"]  # no empty bar column
+    lines = [line.strip() for line in out.splitlines()]
+    table = lines[lines.index("devices") + 4 : lines.index("contexts") - 1]  # the rows between the rules
+    assert [rows_with(line, "│")[0] for line in table] == [
+        ["0", "20 MiB / 64 MiB", "1 / 1984", "0 / 65536", "0 / 1024", "1"],
+        ["1", "0 bytes / 64 MiB", "0 / 1984", "0 / 65536", "0 / 1024", "1"],
+    ], out
 
 
 def test_status_count_without_watch_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
@@ -287,6 +297,33 @@ async def test_trace_all_after_the_program_ended_writes_its_events(
         assert "nothing ran while recording (--all takes what the buffer already holds" in err
         code, out, err = await run_cli(capsys, *argv, "--all", "--context", "0123456789abcdef")
         assert code == 0 and out.startswith("wrote 0 task event(s)")
+        assert err == (
+            "vnpu trace: no context '0123456789abcdef' among yours, live or recently ended: take an id from "
+            "`vnpu status` or from a trace's Context\n"
+        )
+
+
+async def test_trace_says_why_it_wrote_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Zero events has a reason the command can tell: tracing is off, or the program never reached this daemon,
+    or it ran no task."""
+    output = tmp_path / "t.json"
+    async with daemon(trace_capacity=0) as server:
+        argv = ["trace", "-o", str(output), "--endpoint", server.url, "--duration", "0"]
+        code, out, err = await run_cli(capsys, *argv)
+    assert code == 0 and err == "vnpu trace: tracing is off on the daemon (VNPU_TRACE_CAPACITY=0)\n"
+    async with daemon() as server:
+        argv = ["trace", "-o", str(output), "--endpoint", server.url, "--interval", "50ms", "--"]
+        code, out, err = await run_cli(capsys, *argv, sys.executable, "-c", "pass")
+        assert code == 0 and out.startswith("wrote 0 task event(s)")
+        assert err.splitlines()[0] == (
+            f"vnpu trace: {sys.executable} opened no context on {server.url}: does it call aclInit and "
+            "aclrtSetDevice, and does its VNPU_ENDPOINT name this daemon?"
+        )
+        busy = "from client.acl import *; aclInit(None); aclrtSetDevice(0); aclrtMalloc(64, 0)"
+        code, out, err = await run_cli(capsys, *argv, sys.executable, "-c", busy)
+        assert code == 0 and err.splitlines()[0] == (
+            f"vnpu trace: {sys.executable} ran no task on the device (calls such as aclrtMalloc are not tasks)"
+        )
 
 
 PROGRAM = """

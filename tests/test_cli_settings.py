@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import httpx
@@ -95,3 +96,42 @@ def test_options_and_variables_convert_alike() -> None:
 def test_the_log_level_is_read_in_any_case() -> None:
     assert Settings.from_env({"VNPU_LOG_LEVEL": "WARNING"}).log_level == "warning"
     assert Settings.from_env({}, log_level="Debug").log_level == "debug"
+
+
+def test_serve_warns_that_vnpu_devices_is_the_clients_map(tmp_path: Path) -> None:
+    """`VNPU_DEVICES=2 vnpu serve` looks like the rule "every option reads VNPU_<OPTION>", but VNPU_DEVICES is the
+    client's map of devices to daemons: the daemon says which variable it reads, and how many devices it serves."""
+    for env, warned in (({"VNPU_DEVICES": "2"}, True), ({"VNPU_DEVICES": "2", "VNPU_DEVICE_COUNT": "2"}, False)):
+        args = [sys.executable, "-m", "server.cli", "serve", "--log-level", "warning", "--port", str(free_port())]
+        err = tmp_path / "err.txt"
+        with err.open("wb") as sink:
+            proc = subprocess.Popen(args, cwd=ROOT, env=clean_env() | env, stdout=subprocess.PIPE, stderr=sink)
+        try:
+            assert proc.stdout is not None
+            banner = proc.stdout.readline().decode()
+            assert f"{env.get('VNPU_DEVICE_COUNT', '1')} device(s)" in banner
+        finally:
+            proc.terminate()
+            assert proc.wait(timeout=30) == 0
+            proc.stdout.close()
+        warning = (
+            "VNPU_DEVICES is set, but it is the client's map of devices to daemons: vnpu serve reads its device "
+            "count from VNPU_DEVICE_COUNT (or --devices), and serves 1 device(s)"
+        )
+        assert (warning in err.read_text()) is warned, err.read_text()
+
+
+def test_serve_help_lists_the_settings_that_have_no_option() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "server.cli", "serve", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    text = " ".join(done.stdout.split())
+    options = {"host", "port", "uds", "devices", "memory", "max_models", "token", "tokens_file", "log_level"}
+    options |= {"ssl_certfile", "ssl_keyfile", "kernels", "tokens"}
+    readme = (ROOT / "README.md").read_text()
+    for f in fields(Settings):
+        if f.name not in options:
+            variable = "VNPU_" + f.name.upper()
+            assert f"{variable}=" in text, variable  # with its default
+            assert variable in readme, f"{variable} is not in the README"
+    assert "VNPU_SESSION_IDLE=600," in text and "VNPU_MAX_BODY=256MiB," in text and "VNPU_POOL_SHARE=unset" in text

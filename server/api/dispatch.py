@@ -50,7 +50,7 @@ def lookup(api: str) -> Call:
     call = CALLS.get(api)
     if call is None:
         near = difflib.get_close_matches(api[:80], CALLS, n=3, cutoff=0.75)
-        hint = f": did you mean {' or '.join(near)}?" if near else ""
+        hint = f": did you mean {' or '.join(near)}?" if near else " (the calls are listed on /docs)"
         if not near and api.startswith("aclnn") and api[5:80].isidentifier():  # an operator the client declared
             hint = (
                 f": the daemon does not know the operator {api[:80]}; a user-declared operator must be declared "

@@ -2,9 +2,10 @@
 
 Values are realistic rather than minimal: device 0, a 4 KiB size, pointers and handles in the form vnpu prints
 them (device 0's first address, the first handle), the default stream (0) where a call takes it, the enum member
-a program would pass (one `PREFERRED` names, else the first non-negative one), the flags and NULLs a call demands
-(`CALL_VALUES`, `NULLS`), a phase-2 launch with the executor its operator's example phase 1 gives. A pasted
-example reaches the device, which answers it: a result, or that this pointer or handle is not yours yet.
+a program would pass, by its C name (one `PREFERRED` names, else the first non-negative one), the flags and
+NULLs a call demands (`CALL_VALUES`, `NULLS`), a phase-2 launch with the executor its operator's example phase 1
+gives. A pasted example reaches the device, which answers it: a result, or that this pointer or handle is not
+yours yet.
 """
 
 from __future__ import annotations
@@ -89,9 +90,9 @@ def value_of(schema: dict[str, Any], name: str = "") -> Any:
         return min(named, schema["maximum"]) if isinstance(named, int) and "maximum" in schema else named
     names = schema.get("x-enum-varnames")
     if names is not None:  # the preferred member, else the first that is not a negative "undefined"
-        values = schema["enum"] if "enum" in schema else schema["x-enum-values"]
+        values = schema.get("enum") or schema.get("x-enum-values") or options[0]["enum"]  # type: ignore[index]
         ranked = sorted(zip(names, values, strict=True), key=lambda m: (m[0] not in PREFERRED, m[1] < 0))
-        return ranked[0][1]
+        return ranked[0][0 if options is not None else 1]  # by its name where REST takes one (a request)
     if options is not None:
         return value_of(options[0], name)
     kind = schema.get("type")

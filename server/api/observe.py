@@ -32,7 +32,8 @@ def trace_payload(
     """The tenant's trace events that ended after `since` (seconds on the trace clock) -- of its live contexts and
     of its ended ones whose events the ring still holds, or of `context` only, or of the contexts labelled `run`
     -- and the clock now. `contexts`
-    says whose events they are: each context's id, whether it has ended, and its number of events."""
+    says whose events they are: each context's id, whether it has ended, and its number of events;
+    `contextsInScope` how many of the tenant's contexts, live or ended, the question named (0: none is known)."""
     tracer = request.app.state.machine.tracer
     registry: Registry = request.app.state.registry
     tenant = _tenant(request)
@@ -50,6 +51,7 @@ def trace_payload(
         "traceEvents": chrome(events, tracer.epoch, lambda owner: names[id(owner)].id),
         "displayTimeUnit": "ms",
         "contexts": [{"id": c, "ended": c not in live, "events": n} for c, n in counts.items()],
+        "contextsInScope": len(names),
     }
 
 

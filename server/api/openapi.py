@@ -28,19 +28,38 @@ def describe(call: Call) -> str:
     return " ".join(part for part in (DOCS.get(call.name, ""), call.doc) if part)
 
 
-def enum_field(field: dict[str, Any], enum: type[IntEnum]) -> dict[str, Any]:
-    """An integer field of a C enum: its members' values and names (x-enum-varnames), and them in words."""
+def enum_field(field: dict[str, Any], enum: type[IntEnum], named: bool = False) -> dict[str, Any]:
+    """An integer field of a C enum: its members' values and names (x-enum-varnames), and them in words.
+    `named`: a request's field, which REST also takes as the member's C name (`server.api.enumargs`)."""
     members = ", ".join(f"{m.name}={int(m)}" for m in enum)
     combined = enum in FLAGS
     said = f"{enum.__name__}{', a combination of' if combined else ':'} {members}"
+    if named:
+        said += "; or the name as a string" + (" (names joined by |)" if combined else "")
     said = f"{field['description']} ({said})" if field.get("description") else said
-    annotated = field | {"description": said, "x-enum-varnames": [m.name for m in enum]}
+    names, values = [m.name for m in enum], [int(m) for m in enum]
+    annotated = field | {"description": said, "x-enum-varnames": names}
     # a combinable enum's values are not only its members: the names and values are shown, not enforced
-    return annotated | ({"x-enum-values": [int(m) for m in enum]} if combined else {"enum": [int(m) for m in enum]})
+    if combined:
+        annotated["x-enum-values"] = values
+    if not named:
+        return annotated if combined else annotated | {"enum": values}
+    integer = {k: v for k, v in field.items() if k not in ("title", "description")} | (
+        {} if combined else {"enum": values}
+    )
+    one = "|".join(names)
+    name = (
+        {"type": "string", "pattern": f"^ *({one})( *[|] *({one}))* *$"}
+        if combined
+        else {"type": "string", "enum": names}
+    )
+    kept = {k: v for k, v in annotated.items() if k in ("title", "description", "default") or k.startswith("x-")}
+    return kept | {"anyOf": [integer, name]}
 
 
-def annotate(node: Any) -> Any:
-    """`node` with the enums of `ENUM_ARGS` written into every model of a call or struct it holds (in place)."""
+def annotate(node: Any, named: bool = False) -> Any:
+    """`node` with the enums of `ENUM_ARGS` written into every model of a call or struct it holds (in place);
+    `named`: a request, whose enum fields take names too."""
     if isinstance(node, dict):
         title = node.get("title")
         owner = title.removesuffix("Request").removesuffix("Result") if isinstance(title, str) else None
@@ -48,14 +67,14 @@ def annotate(node: Any) -> Any:
         if owner in ENUM_ARGS and isinstance(fields, dict):
             for name, enum in ENUM_ARGS[owner].items():
                 if name in fields:
-                    fields[name] = enum_field(fields[name], enum)
+                    fields[name] = enum_field(fields[name], enum, named)
         if title == "aclmdlRIKernelTaskParams" and isinstance(fields, dict):
             fields["kernel"] = {"anyOf": [KERNEL_REF, {"type": "null"}], "description": "the kernel description"}
         for value in node.values():
-            annotate(value)
+            annotate(value, named)
     elif isinstance(node, list):
         for value in node:
-            annotate(value)
+            annotate(value, named)
     return node
 
 
@@ -81,7 +100,7 @@ def inlined(schema: dict[str, Any]) -> dict[str, Any]:
 
 def request_schema(call: Call) -> dict[str, Any]:
     """A call's request schema, inlined and annotated; a phase-2 launch's executor is its operator's kernel."""
-    schema: dict[str, Any] = annotate(inlined(call.request.model_json_schema()))
+    schema: dict[str, Any] = annotate(inlined(call.request.model_json_schema()), named=True)
     decl = OPS.get(call.name.removeprefix("aclnn")) if call.name.startswith("aclnn") else None
     if decl is not None:
         executor = {"anyOf": [kernel_schema(decl), MSGPACK]}

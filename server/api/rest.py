@@ -17,10 +17,10 @@ from fastapi.responses import JSONResponse
 from proto.calltable import CALLS, Address, Call
 from proto.constants import aclrtMemcpyKind
 from proto.errors import ACL_ERROR_UNINITIALIZE, AclError
-from server.api import dispatch, examples, openapi
+from server.api import dispatch, enumargs, examples, openapi
 from server.api.auth import tenant_of
 from server.api.budget import check_json
-from server.api.errors import ERROR_RESPONSES, TooLarge
+from server.api.errors import ERROR_RESPONSES, MalformedCall, TooLarge
 from server.api.sessions import Registry, Session, SessionRequest
 
 SESSION_SCHEMA = SessionRequest.model_json_schema()
@@ -60,6 +60,12 @@ async def json_body_of(request: Request) -> bytes:
 async def run(request: Request, call: Call, args: dict[str, Any] | bytes) -> dict[str, Any]:
     session = session_of(request)
     limit: int = request.app.state.settings.max_body
+    if isinstance(args, bytes):
+        try:
+            args = enumargs.resolve(call, args)  # C enum names, which only REST reads
+        except MalformedCall as error:
+            session.metrics.call(session.context.tenant, call.name, error.code, 0.0)
+            raise
     with session.calling():  # the session does not expire under the call
         try:
             return await dispatch.call(session, call.name, args, thread_of(request), limit)

@@ -68,6 +68,7 @@ class ContextEntry:
     runtime: Runtime
     sessions: set[Session] = field(default_factory=set)
     reclaim: asyncio.Task[None] | None = None
+    opened: float = field(default_factory=time.monotonic)  # when it was made (its age in the views)
 
 
 @dataclass(eq=False)

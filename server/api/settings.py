@@ -137,6 +137,31 @@ class Settings:
         return cls(**values)  # type: ignore[arg-type]
 
 
+def env_only_settings(options: set[str]) -> list[tuple[str, str]]:
+    """(variable, default) of every setting that has no `vnpu serve` option (`options`: the options' names)."""
+    listed = []
+    for f in fields(Settings):
+        if f.name in options or f.name == "tokens":
+            continue
+        default = f.default
+        if default is None:
+            shown = "unset"
+        elif f.name in SIZES and isinstance(default, int):
+            shown = _size_text(default)
+        else:
+            shown = f"{default:g}" if isinstance(default, float) else str(default)
+        listed.append((env_name(f.name), shown))
+    return listed
+
+
+def _size_text(size: int) -> str:
+    """A size as a setting takes it: 256MiB, 4GiB, 1000."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift}{unit}"
+    return str(size)
+
+
 def env_name(setting: str) -> str:
     """The environment variable of a setting: VNPU_<NAME>, except that the device count is VNPU_DEVICE_COUNT
     (VNPU_DEVICES is the client's map of device ids to daemons)."""

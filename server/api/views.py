@@ -5,6 +5,7 @@ A tenant sees the devices' totals and, in detail, only the streams, events and m
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
@@ -60,6 +61,8 @@ def install(app: FastAPI) -> None:
             {
                 "id": c.id,
                 "sessions": len(c.sessions),
+                "memory": c.runtime.memory_used,  # device + pinned bytes it holds, all devices together
+                "age": round(time.monotonic() - c.opened, 1),  # seconds since it was made
                 "streams": [
                     {
                         "handle": s.handle,

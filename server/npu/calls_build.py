@@ -16,6 +16,7 @@ from proto.constants import (
     aclrtCompareDataType,
     aclrtCondition,
 )
+from proto.enumtext import not_member
 from proto.errors import (
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INTERNAL_ERROR,
@@ -176,16 +177,10 @@ class BuildCalls(Context):
         require(bool(true_stream), "trueStream is NULL")
         require(bool(stream), "stream is NULL")
         require(not false_stream, "falseStream must be NULL: when the condition is false the issuing stream goes on")
-        require(
-            cond in set(aclrtCondition),
-            f"cond {cond} is not an aclrtCondition (ACL_RT_EQUAL 0 .. ACL_RT_LESS_OR_EQUAL 5)",
-            ACL_ERROR_RT_PARAM_INVALID,
-        )
-        require(
-            data_type in set(aclrtCompareDataType),
-            f"dataType {data_type} is neither ACL_RT_SWITCH_INT32 (0) nor ACL_RT_SWITCH_INT64 (1)",
-            ACL_ERROR_RT_PARAM_INVALID,
-        )
+        if cond not in aclrtCondition._value2member_map_:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("cond", cond, aclrtCondition))
+        if data_type not in aclrtCompareDataType._value2member_map_:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("dataType", data_type, aclrtCompareDataType))
         target, on = self._stream_arg(true_stream), self._stream_arg(stream)
         assert target is not None and on is not None and left_value and right_value
         issuer = self._model_stream(on, "stream")

@@ -7,6 +7,7 @@ thread, or of the process's host-function thread, and say that a blocking one re
 from __future__ import annotations
 
 from proto.constants import aclrtCallbackBlockType
+from proto.enumtext import not_member
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_INTERNAL_ERROR,
@@ -65,11 +66,8 @@ class CallbackCalls(Context):
 
     @acl_call
     def aclrtLaunchCallback(self, fn: int | None, user_data: int | None, block_type: int, stream: int | None) -> None:
-        require(
-            block_type in set(aclrtCallbackBlockType),
-            f"blockType {block_type} is neither ACL_CALLBACK_NO_BLOCK (0) nor ACL_CALLBACK_BLOCK (1)",
-            ACL_ERROR_INVALID_PARAM,
-        )
+        if block_type not in aclrtCallbackBlockType._value2member_map_:
+            raise AclError(ACL_ERROR_INVALID_PARAM, not_member("blockType", block_type, aclrtCallbackBlockType))
         require(bool(fn), "fn is NULL", ACL_ERROR_RT_PARAM_INVALID)
         target = self.own_stream(stream)
         self._not_runtime_subscribed(target, "aclrtLaunchCallback")

@@ -4,6 +4,7 @@ aclmdlRICaptureTaskGrpBegin/End and aclmdlRICaptureTaskUpdateBegin/End (spec sec
 from __future__ import annotations
 
 from proto.constants import ACL_STREAM_CPU_SCHEDULE, ACL_STREAM_PERSISTENT, aclmdlRICaptureMode, aclmdlRICaptureStatus
+from proto.enumtext import not_member
 from proto.errors import (
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_PARAM_INVALID,
@@ -33,7 +34,7 @@ class CaptureCalls(Context):
         require(bool(stream), "stream is NULL: the default stream cannot be captured")
         target = self.idle_stream(stream, "aclmdlRICaptureBegin")
         if mode not in set(aclmdlRICaptureMode):
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"mode {mode} is not an aclmdlRICaptureMode (0, 1 or 2)")
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("mode", mode, aclmdlRICaptureMode))
         if target in self.updating:
             raise AclError(
                 ACL_ERROR_STREAM_TASK_GROUP_STATUS,
@@ -102,7 +103,7 @@ class CaptureCalls(Context):
     def aclmdlRICaptureThreadExchangeMode(self, mode: int) -> aclmdlRICaptureMode:
         """Set the calling thread's mode for unsafe calls; returns the previous one."""
         if mode not in set(aclmdlRICaptureMode):
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"mode {mode} is not an aclmdlRICaptureMode (0, 1 or 2)")
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("mode", mode, aclmdlRICaptureMode))
         thread = caller_thread()
         old = self.exchange_modes.get(thread, aclmdlRICaptureMode.ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
         self.exchange_modes[thread] = aclmdlRICaptureMode(mode)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from proto.constants import ACL_STREAM_CPU_SCHEDULE, aclmdlRICaptureMode, aclmdlRICondTaskType
+from proto.enumtext import not_member
 from proto.errors import (
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INTERNAL_ERROR,
@@ -76,7 +77,8 @@ class CondCalls(CaptureCalls):
         target = self.stream(stream)
         handle, kind, size = params.get("handle"), params.get("type", 0), params.get("size", 0)
         cond = self._cond(handle) if handle else None
-        require(kind in set(aclmdlRICondTaskType), f"params.type {kind} is not IF (0), WHILE (1) or SWITCH (2)", P)
+        if kind not in aclmdlRICondTaskType._value2member_map_:
+            raise AclError(P, not_member("params.type", kind, aclmdlRICondTaskType))
         require(flags == 0, f"flags is reserved and must be 0, got {flags}", P)
         require(cond is not None, "params.handle is NULL: create one with aclmdlRICondHandleCreate", P)
         require(params.get("modelRIArray") != 0, "params.modelRIArray is NULL: it receives the sub-models", P)
@@ -114,7 +116,8 @@ class CondCalls(CaptureCalls):
         require(bool(model_ri), "modelRI is NULL")
         target = self.stream(stream)
         sub = self.model(model_ri)
-        require(mode in set(aclmdlRICaptureMode), f"mode {mode} is not an aclmdlRICaptureMode (0, 1 or 2)", P)
+        if mode not in aclmdlRICaptureMode._value2member_map_:
+            raise AclError(P, not_member("mode", mode, aclmdlRICaptureMode))
         if target.flags & ACL_STREAM_CPU_SCHEDULE:
             raise AclError(
                 ACL_ERROR_RT_INTERNAL_ERROR, f"{target} was created with ACL_STREAM_CPU_SCHEDULE, which cannot capture"

@@ -10,6 +10,7 @@ from proto.constants import (
     aclrtDevResLimitType,
     aclrtErrorType,
 )
+from proto.enumtext import not_member
 from proto.errors import (
     ACL_ERROR_RT_DEV_SETUP_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -51,7 +52,7 @@ class DeviceInfoCalls(DeviceCalls):
     def aclrtGetDeviceInfo(self, device_id: int, attr: int) -> int:
         device = self.device_of(device_id)
         if attr not in aclrtDevAttr._value2member_map_:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"attr {attr} is not an aclrtDevAttr")
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("attr", attr, aclrtDevAttr))
         if attr == A.ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE:
             return device.arena.capacity
         if attr == A.ACL_DEV_ATTR_PHY_CHIP_ID:
@@ -114,13 +115,13 @@ class DeviceInfoCalls(DeviceCalls):
     def aclrtGetResInCurrentThread(self, type_: int) -> int:
         index = self.device().index
         if type_ not in CORES:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"type {type_} is not an aclrtDevResLimitType (0 or 1)")
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("type", type_, aclrtDevResLimitType))
         return self.res_limits.get((index, type_), CORES[type_])  # type: ignore[index]
 
     def _open_device(self, device_id: int, type_: int) -> None:
         self.device_of(device_id)
         if type_ not in CORES:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"type {type_} is not an aclrtDevResLimitType (0 or 1)")
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("type", type_, aclrtDevResLimitType))
         if not any(c.device.index == device_id for c in self.acl_contexts.values()):
             raise AclError(
                 ACL_ERROR_RT_DEV_SETUP_ERROR, f"device {device_id} is not open in this process: call aclrtSetDevice"

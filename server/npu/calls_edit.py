@@ -24,6 +24,7 @@ import numpy as np
 
 from proto.aclnn import KernelDesc
 from proto.constants import aclmdlRITaskType, aclrtLaunchKernelAttrId
+from proto.enumtext import not_member
 from proto.errors import (
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY,
@@ -491,5 +492,5 @@ def _launch_attrs(cfg: Any) -> dict[int, int]:
         elif ident in (*UNSUPPORTED_ATTRS, A.ACL_RT_LAUNCH_KERNEL_ATTR_ENABLE_PROFILING):
             continue  # accepted, not kept: nothing reads them back
         else:
-            raise AclError(BAD, f"kernelTaskParams.cfg: attribute id {ident} is not an aclrtLaunchKernelAttrId (1-9)")
+            raise AclError(BAD, f"kernelTaskParams.cfg: {not_member('attribute id', ident, A)}")
     return kept

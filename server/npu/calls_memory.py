@@ -12,7 +12,9 @@ from typing import Any, Union, cast
 import numpy as np
 
 from proto.constants import aclrtMemAttr, aclrtMemcpyKind, aclrtMemMallocPolicy
+from proto.enumtext import members, not_member
 from proto.errors import (
+    ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
     ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
     ACL_ERROR_RT_MEMORY_ALLOCATION,
@@ -31,6 +33,7 @@ Pointer = Union[int, None, bytes, bytearray, memoryview, np.ndarray]  # noqa: UP
 
 _POLICY_BASES = {int(p) for p in aclrtMemMallocPolicy if p < 0x100}
 _POLICY_BITS = int(aclrtMemMallocPolicy.ACL_MEM_TYPE_LOW_BAND_WIDTH | aclrtMemMallocPolicy.ACL_MEM_TYPE_HIGH_BAND_WIDTH)
+_POLICY_OR = members(aclrtMemMallocPolicy, {p for p in aclrtMemMallocPolicy if p & _POLICY_BITS})
 
 
 class MemoryCalls(Context):
@@ -38,10 +41,9 @@ class MemoryCalls(Context):
     def aclrtMalloc(self, size: int, policy: int) -> int:
         """Device memory: 64-byte aligned, uninitialised, no synchronisation."""
         require(size > 0, f"size must be > 0, got {size}")
-        require(
-            (policy & 0xFF) in _POLICY_BASES and not policy & ~(0xFF | _POLICY_BITS),
-            f"policy {policy:#x} is not an aclrtMemMallocPolicy",
-        )
+        if (policy & 0xFF) not in _POLICY_BASES or policy & ~(0xFF | _POLICY_BITS):
+            taken = not_member("policy", policy, aclrtMemMallocPolicy, _POLICY_BASES, bits=True)
+            raise AclError(ACL_ERROR_INVALID_PARAM, f"{taken}, optionally | {_POLICY_OR}")
         return malloc_device(self, size, policy)
 
     @acl_call
@@ -142,7 +144,8 @@ class MemoryCalls(Context):
     @acl_call
     def aclrtGetMemInfo(self, attr: int) -> tuple[int, int]:
         """(free, total) bytes of the current device; vnpu has one kind of memory, so every attr reports it."""
-        require(attr in set(aclrtMemAttr), f"attr {attr} is not an aclrtMemAttr")
+        if attr not in aclrtMemAttr._value2member_map_:
+            raise AclError(ACL_ERROR_INVALID_PARAM, not_member("attr", attr, aclrtMemAttr))
         arena = self.device().arena
         return arena.free_bytes, arena.capacity
 
@@ -206,7 +209,8 @@ class MemoryCalls(Context):
     def _check_copy(dest_max: int, count: int, kind: int) -> None:
         require(count >= 0, f"count must be >= 0, got {count}")
         require(count <= dest_max, f"count {count} is larger than destMax {dest_max}")
-        require(kind in set(aclrtMemcpyKind), f"kind {kind} is not an aclrtMemcpyKind")
+        if kind not in aclrtMemcpyKind._value2member_map_:
+            raise AclError(ACL_ERROR_INVALID_PARAM, not_member("kind", kind, aclrtMemcpyKind))
 
     def _view(self, ptr: Pointer, nbytes: int, arg: str, writable: bool = False) -> np.ndarray:
         """The bytes [ptr, ptr + nbytes) as a uint8 array: device or pinned memory, or a pageable buffer."""

@@ -33,7 +33,8 @@ import ml_dtypes
 import numpy as np
 
 from proto.constants import aclDataType, aclrtRandomNumFuncType
-from proto.errors import ACL_ERROR_RT_PARAM_INVALID
+from proto.enumtext import not_member
+from proto.errors import ACL_ERROR_RT_PARAM_INVALID, AclError
 from proto.randomnum import RT_DATA_TYPES, aclrtRandomNumTaskInfo, aclrtRandomParaInfo, rtRandomNumDataType
 from server.npu import randomgen
 from server.npu.context import Context, acl_call, require
@@ -161,12 +162,8 @@ class RandomCalls(Context):
     @staticmethod
     def _function(info: aclrtRandomNumTaskInfo) -> aclrtRandomNumFuncType:
         func_type = info.randomNumFuncParaInfo.funcType
-        require(
-            func_type in set(F),
-            f"taskInfo->randomNumFuncParaInfo.funcType {func_type} is not an aclrtRandomNumFuncType (DROPOUT_BITMASK "
-            "0, UNIFORM_DIS 1, NORMAL_DIS 2, TRUNCATED_NORMAL_DIS 3)",
-            P,
-        )
+        if func_type not in F._value2member_map_:
+            raise AclError(P, not_member("taskInfo->randomNumFuncParaInfo.funcType", func_type, F))
         func = F(func_type)
         generated = GENERATES[func]
         named = _type_name(info.dataType)

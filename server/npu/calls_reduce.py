@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from proto.constants import aclDataType, aclrtReduceKind
+from proto.enumtext import not_member
 from proto.errors import ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, AclError
 from server.npu.context import Context, acl_call, require
 from server.npu.ops.dtypes import np_dtype
@@ -68,7 +69,8 @@ class ReduceCalls(Context):
         named = DT(type_).name.removeprefix("ACL_") if type_ in set(DT) else None
         require(named in ACL_TYPES, f"type {type_} is not a data type aclrtReduceAsync takes")
         require(count > 0, "count must be more than 0 (bytes)", ACL_ERROR_RT_PARAM_INVALID)
-        require(kind in set(K), f"kind {kind} is not an aclrtReduceKind (10 to 13)", ACL_ERROR_RT_PARAM_INVALID)
+        if kind not in K._value2member_map_:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("kind", kind, K))
         reduce_kind = K(kind)
         if reduce_kind == K.ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM:
             require(

@@ -23,6 +23,7 @@ what C reads from the union's first four bytes on a little-endian host.
 from __future__ import annotations
 
 from proto.constants import ACL_STREAM_CPU_SCHEDULE, aclrtStreamAttr
+from proto.enumtext import not_member
 from proto.errors import ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, AclError
 from server.npu.calls_overflow import OverflowCalls
 from server.npu.calls_stream import StreamCalls
@@ -96,5 +97,4 @@ class StreamAttributeCalls(StreamCalls, OverflowCalls):
 
 
 def _unknown(attr: int) -> AclError:
-    known = ", ".join(f"{a.name} {a.value}" for a in A)
-    return AclError(ACL_ERROR_RT_PARAM_INVALID, f"stmAttrType {attr} is not an aclrtStreamAttr ({known})")
+    return AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("stmAttrType", attr, A))

@@ -27,6 +27,7 @@ from proto.constants import (
     aclrtMemLocationType,
     aclrtMemSharedHandleType,
 )
+from proto.enumtext import not_member
 from proto.errors import (
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INVALID_DEVICEID,
@@ -75,8 +76,8 @@ class VirtualMemoryCalls(Context):
         assert prop is not None
         prop = aclrtPhysicalMemProp.model_validate(prop)
         _check_attr(prop)
-        require(option in set(aclrtMemGranularityOptions),
-                f"option {option} is not an aclrtMemGranularityOptions", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
+        if option not in aclrtMemGranularityOptions._value2member_map_:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("option", option, aclrtMemGranularityOptions))
         return _granularity(prop)
 
     @acl_call
@@ -216,9 +217,8 @@ class VirtualMemoryCalls(Context):
         except MemoryFault as fault:
             raise AclError(bad, f"the range to set access on is not mapped: {fault}") from None
         for i, d in enumerate(aclrtMemAccessDesc.model_validate(one) for one in desc):
-            require(
-                d.flags in set(aclrtMemAccessFlags), f"desc[{i}].flags {d.flags} is not an aclrtMemAccessFlags", bad
-            )
+            if d.flags not in aclrtMemAccessFlags._value2member_map_:
+                raise AclError(bad, not_member(f"desc[{i}].flags", d.flags, aclrtMemAccessFlags))
             require(d.location.type in (L.ACL_MEM_LOCATION_TYPE_DEVICE, L.ACL_MEM_LOCATION_TYPE_HOST),
                     f"desc[{i}].location.type {d.location.type} is neither DEVICE nor HOST", bad)  # fmt: skip
             if d.location.type == L.ACL_MEM_LOCATION_TYPE_DEVICE:
@@ -295,8 +295,8 @@ class VirtualMemoryCalls(Context):
 
     def _share_type(self, share_type: int) -> None:
         kinds = aclrtMemSharedHandleType
-        require(share_type in set(kinds), f"shareType {share_type} is not an aclrtMemSharedHandleType",
-                ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
+        if share_type not in kinds._value2member_map_:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("shareType", share_type, kinds))
         if share_type == kinds.ACL_MEM_SHARE_HANDLE_TYPE_FABRIC:
             raise AclError(
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT,

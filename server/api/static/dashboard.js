@@ -89,6 +89,13 @@ function fillTable(table, rows) {
 }
 
 // --- the views -----------------------------------------------------------------------------------------------
+function age(seconds) {
+  for (const [unit, span] of [['d', 86400], ['h', 3600], ['min', 60]]) {
+    if (seconds >= span) return `${(seconds / span).toFixed(seconds < 10 * span ? 1 : 0)} ${unit}`;
+  }
+  return `${seconds.toFixed(1)} s`;
+}
+
 function renderDevices(devices) {
   $('#devices').replaceChildren(...devices.map((d) => {
     const mem = d.memory;
@@ -109,7 +116,9 @@ function renderContexts(devices) {
   const totals = new Map();
   for (const d of devices) {
     for (const c of d.contexts) {
-      if (!totals.has(c.id)) totals.set(c.id, { sessions: c.sessions, devices: [], streams: 0, events: 0, models: 0 });
+      if (!totals.has(c.id)) {
+        totals.set(c.id, { sessions: c.sessions, memory: c.memory, age: c.age, devices: [], streams: 0, events: 0, models: 0 });
+      }
       const total = totals.get(c.id);
       total.streams += c.streams.length;
       total.events += c.events.length;
@@ -119,7 +128,8 @@ function renderContexts(devices) {
   }
   const rows = [...totals].map(([id, t]) => el('tr', {},
     el('td', { class: 'mono', text: id }), el('td', { class: 'num', text: String(t.sessions) }),
-    el('td', { text: t.devices.join(', ') || '-' }), el('td', { class: 'num', text: String(t.streams) }),
+    el('td', { text: t.devices.join(', ') || '-' }), el('td', { class: 'num', text: size(t.memory) }),
+    el('td', { class: 'num', text: age(t.age) }), el('td', { class: 'num', text: String(t.streams) }),
     el('td', { class: 'num', text: String(t.events) }), el('td', { class: 'num', text: String(t.models) })));
   fillTable($('#contexts'), rows);
 }
@@ -225,6 +235,7 @@ async function poll() {
     const devices = await Promise.all(summary.map((d) => api(`v1/devices/${d.id}`)));
     $('#login').hidden = true;
     $('#content').hidden = false;
+    $('#content').classList.remove('stale');
     $('#forget-token').hidden = !token();
     triedToken = false;
     renderDevices(devices);
@@ -240,6 +251,7 @@ async function poll() {
       return;
     }
     setStatus(`daemon unreachable: ${error.message}`, 'bad');
+    $('#content').classList.add('stale'); // what is shown is the last answer: greyed until the daemon answers again
   }
   if (polling) setTimeout(poll, POLL_MS);
 }

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -256,3 +257,51 @@ async def test_trace_live_pushes_a_tenants_own_events(tmp_path: Path) -> None:
             assert all(e["ts"] <= message["nowUs"] for e in seen)
             for _ in range(3):  # bob's context is not alice's: nothing of hers reaches him
                 assert (await receive_json(bob))["traceEvents"] == []
+
+
+SPILL = """(panel => {
+  const box = document.querySelector(panel), table = box.querySelector('table');
+  return {table: table.getBoundingClientRect().right, panel: box.getBoundingClientRect().right,
+          overflow: getComputedStyle(box).overflowX, page: document.documentElement.scrollWidth};
+})"""
+
+
+async def test_a_narrow_window_and_a_daemon_that_went_away(tmp_path: Path) -> None:
+    """At 900 px a table wider than its panel scrolls inside it, not over the page's edge; the contexts table
+    names its column device(s) (ids, not a count) and shows each context's memory and age; when the daemon stops
+    answering, the page says so and greys the tables it can no longer refresh."""
+    server, task = await serve()
+    running = True
+    try:
+        async with (
+            httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+            browser_page(server) as (page, problems),
+        ):
+            c = RestCaller(http)
+            await c("aclInit", configPath=None)
+            await c("aclrtSetDevice", deviceId=0)
+            await c("aclrtCreateStream")
+            await c("aclrtMalloc", size=3 << 20, policy=0)
+            await page.set_viewport_size({"width": 900, "height": 900})
+            await page.goto(server.url + "/")
+            expect = playwright_api.expect
+            await expect(page.locator("#contexts tbody tr")).to_have_count(1, timeout=20_000)
+            await expect(page.locator("#contexts thead th").nth(2)).to_have_text("device(s)")
+            cells = page.locator("#contexts tbody td")
+            await expect(cells.nth(2)).to_have_text("0")
+            await expect(cells.nth(3)).to_have_text("3 MiB")  # what the context holds, and since when
+            await expect(cells.nth(4)).to_have_text(re.compile(r"^\d+\.\d s$"))
+            for panel in ("#contexts-panel", "#streams-panel"):
+                box = await page.evaluate(f"{SPILL}('{panel}')")
+                assert box["table"] <= box["panel"] + 1 or box["overflow"] in ("auto", "scroll"), (panel, box)
+                assert box["page"] <= 900, (panel, box)
+            await expect(page.locator("#content")).not_to_have_class("stale")
+            await stop(server, task)
+            running = False
+            await expect(page.locator("#status")).to_contain_text("daemon unreachable", timeout=20_000)
+            await expect(page.locator("#content")).to_have_class("stale")
+            await page.screenshot(path=str(tmp_path / "stale.png"), full_page=True)
+            assert [p for p in problems if "ERR_CONNECTION_REFUSED" not in p and "WebSocket" not in p] == []
+    finally:
+        if running:
+            await stop(server, task)
