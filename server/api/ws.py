@@ -7,6 +7,8 @@ or -- when it asked for no reply (`reply: false`, a pipelined call) -- only if i
 call's id and C name. The calls of one client thread run one after another; different threads of a connection
 run independently (so a thread blocked in a synchronize does not stop another thread from recording the event it
 waits for). What a connection may hold -- queued calls, unsent replies -- is bounded (see `Connection`).
+With `?idle=1` replies also tell which streams a synchronize would find finished, and `?printed=1` brings kernel
+printf on the reply of a synchronizing call (`server.api.idle`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -71,7 +74,7 @@ class Connection:
         self.reports_idle = False  # the client asked for the streams it may take as synchronized (server.api.idle)
         self.reports_printed = False  # the client asked for kernel printf on the replies of synchronizing calls
         self.news = StreamNews(session, lambda: self.queued, self._tell)
-        self._acked: asyncio.Future[None] | None = None  # the client's acknowledgement that the context is shared
+        self._acks: deque[asyncio.Future[None]] = deque()  # joins announced, waiting for the client to acknowledge
 
     async def send(self, message: dict[str, Any]) -> None:
         await self._send(msgpack.packb(message, use_bin_type=True))
@@ -224,14 +227,20 @@ class Connection:
         `ACK_S`) until it has forgotten them."""
         if not self.reports_idle or self.gone.is_set():
             return
-        self._acked = asyncio.get_running_loop().create_future()
+        acked = asyncio.get_running_loop().create_future()
+        self._acks.append(acked)
         await self._tell(msgpack.packb({"shared": True}))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._acked), ACK_S)
+            await asyncio.wait_for(asyncio.shield(acked), ACK_S)
 
-    def _shared_acknowledged(self) -> None:
-        if self._acked is not None and not self._acked.done():
-            self._acked.set_result(None)
+    def _shared_acknowledged(self, every: bool = False) -> None:
+        """The client acknowledged the oldest announcement (`every`: the connection ends, none will be)."""
+        while self._acks:
+            acked = self._acks.popleft()
+            if not acked.done():
+                acked.set_result(None)
+            if not every:
+                return
 
     def _gone(self) -> bool:
         return WebSocketState.DISCONNECTED in (self.websocket.client_state, self.websocket.application_state)
@@ -241,7 +250,7 @@ class Connection:
         (for at most `drain` seconds)."""
         self.gone.set()
         self.replies.open()
-        self._shared_acknowledged()
+        self._shared_acknowledged(every=True)
         if self._probe is not None:
             self._probe.cancel()
         await self.news.close()
