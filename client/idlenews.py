@@ -37,6 +37,9 @@ class IdleNews:
 
     def replied(self, ident: int, thread: tuple[int, ...], message: dict[str, Any]) -> None:
         """The reply to request `ident` of `thread` (which may name finished and pending streams)."""
+        if not (self._finished or self._pending or "idle" in message or "pending" in message):
+            self._thread, self._upto = thread, ident  # nothing known, nothing to wake: no lock needed
+            return
         with self._changed:
             self._thread, self._upto = thread, ident
             self._finished = set(message.get("idle", ()))
