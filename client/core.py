@@ -268,6 +268,7 @@ class Protocol:
 
     def __init__(self) -> None:
         self._ids = itertools.count(1)
+        self.last_id = 0  # the latest request number handed out
         self._lock = threading.Lock()
         self._failed: dict[tuple[int, ...], Failed] = {}  # by client thread: one entry each, whatever the count
         self._recent: dict[int, str] = {}
@@ -278,8 +279,9 @@ class Protocol:
         kernel = args.get("executor")
         if isinstance(kernel, KernelDesc):
             args = {**args, "executor": packed(kernel)}
+        self.last_id = ident = next(self._ids)
         return {
-            "id": next(self._ids),
+            "id": ident,
             "api": out.call.name,
             "args": args,
             "thread": thread_identity(),

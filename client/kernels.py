@@ -19,6 +19,7 @@ from typing import Any
 
 from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID, AclError
 from proto.kernelargs import KernelArgs, Param
+from proto.printf import LAUNCHES, SYNCHRONIZING
 
 Call = Callable[..., Any]
 
@@ -131,24 +132,7 @@ HOST = {
 SESSION = {f.__name__: f for f in (aclrtBinaryLoadFromFile, aclrtLaunchKernelWithConfig)}
 
 # -- kernel printf --------------------------------------------------------------------------------------------
-LAUNCHES = frozenset({"aclrtLaunchKernel", "aclrtLaunchKernelWithConfig", "vnpuLaunchKernel", "aclmdlRIExecuteAsync"})
-LAUNCHES |= {"aclmdlRIExecute"}
-SYNCHRONIZING = frozenset(
-    {
-        "aclrtSynchronizeStream",
-        "aclrtSynchronizeStreamWithTimeout",
-        "aclrtSynchronizeDevice",
-        "aclrtSynchronizeDeviceWithTimeout",
-        "aclrtSynchronizeEvent",
-        "aclrtSynchronizeEventWithTimeout",
-        "aclrtMemcpy",
-        "aclmdlRIExecute",
-        "aclrtResetDevice",
-        "aclrtResetDeviceForce",
-        "aclrtDestroyStream",
-        "aclrtDestroyStreamForce",
-    }
-)
+# LAUNCHES and SYNCHRONIZING: proto.printf (the daemon attaches the text to a WebSocket reply itself)
 
 
 def write_stdout(text: str) -> None:
@@ -157,12 +141,20 @@ def write_stdout(text: str) -> None:
 
 
 class Printed:
-    """Collects kernel printf for one session: after a synchronizing call, once a kernel may have printed."""
+    """Collects kernel printf for one session over HTTP: after a synchronizing call, once a kernel may have
+    printed. (Over the WebSocket the daemon attaches the text to the synchronizing call's reply: `write`.)"""
 
     writer: Callable[[str], None] = staticmethod(write_stdout)  # the C toolkit writes through the C stdout
 
     def __init__(self) -> None:
         self.armed = False
+
+    @staticmethod
+    def write(reply: dict[str, Any] | None) -> None:
+        """Write what a WebSocket reply says the kernels printed."""
+        text = reply.get("printed") if reply is not None else None
+        if text:
+            Printed.writer(text)
 
     def after(self, api: str, call: Call) -> None:
         if api in LAUNCHES:

@@ -56,6 +56,12 @@ class Outbox:
         if full:
             self.now()
 
+    def put(self, envelope: bytes) -> None:
+        """Queue a packed envelope that the caller sends at once with `now()` (the flusher is not woken)."""
+        with self._changed:
+            self._pending.append(envelope)
+            self._bytes += len(envelope)
+
     def now(self, envelope: bytes | None = None) -> None:
         """Send the pending calls, then `envelope`, in one frame (raises what the connection raises)."""
         with self._sending:

@@ -25,17 +25,22 @@ from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.embedded import EmbeddedConnection
 from client.errors import TransportError, refusal, unreachable
 from client.hostbuf import HostBuffer
+from client.idlenews import IDLE_QUERY, SHARED_ACK, IdleNews
 from client.kernels import Printed
 from client.outbox import Outbox
 from client.wsconn import WsConnection
 from proto.errors import AclError
+
+Slot = tuple[threading.Event, list[dict[str, Any]], tuple[int, ...]]  # a caller's wake-up, its reply, its thread
 
 
 class Session:
     def __init__(self, config: Config | None = None) -> None:
         self.config = config or Config()
         self.protocol = Protocol()
-        self._waiting: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self._waiting: dict[int, Slot] = {}
+        self._idle = IdleNews()  # streams the daemon said are finished (client.idlenews)
+        self._numbering = threading.Lock()  # held from numbering a call until it is in the outbox
         self._lock = threading.Lock()
         self._broken: str | None = None
         self._ws: WsConnection | EmbeddedConnection | None = None
@@ -55,7 +60,7 @@ class Session:
     # -- transports ------------------------------------------------------------------------------------------
 
     def _open_ws(self, headers: dict[str, str]) -> None:
-        query = urlencode(self.config.opening())
+        query = urlencode({**self.config.opening(), **IDLE_QUERY})
         url = self.config.url.replace("http", "ws", 1) + "/v1/ws" + (f"?{query}" if query else "")
         try:
             if self.config.embedded:
@@ -102,9 +107,20 @@ class Session:
     def _take(self, data: bytes) -> None:
         """One message from the daemon: the reply a caller waits for, or a pipelined call's error."""
         message = msgpack.unpackb(data)
+        if "stream" in message:  # a report on a stream that was running (client.idlenews)
+            self._idle.reported(message)
+            return
+        if message.get("shared"):  # another session joined the context: what the daemon said may be stale
+            self._idle.forget()
+            assert self._ws is not None
+            with contextlib.suppress(ConnectionClosed, OSError):
+                self._ws.send(SHARED_ACK)
+            return
         with self._lock:
             slot = self._waiting.pop(message.get("id"), None)
         if slot is not None:
+            if "result" in message:
+                self._idle.replied(message["id"], slot[2], message)
             slot[1].append(message)
             slot[0].set()
         elif "error" in message:
@@ -116,9 +132,10 @@ class Session:
             self._broken = f"the connection to the daemon closed ({closed.rcvd or 'no close frame'})"
         self._broken = self._broken or "the connection to the daemon closed"
         with self._lock:
-            for event, _ in self._waiting.values():
+            for event, _, _ in self._waiting.values():
                 event.set()
             self._waiting.clear()
+        self._idle.forget()
 
     # -- calls -------------------------------------------------------------------------------------------------
 
@@ -130,29 +147,41 @@ class Session:
 
     def _call(self, api: str, values: tuple[Any, ...]) -> Any:
         out = prepare(api, values, self.config.launch_blocking)
-        try:
+        if self._http is not None:
+            try:
+                answer = self._post(out)
+                result = self.protocol.settle(answer, out.finish, api)
+            except AclError:
+                self._printed.after(api, self.call)  # what the kernels printed before the failure
+                raise
+            self._printed.after(api, self.call)
+        else:
             reply = self._exchange(out)
-            result = self.protocol.settle(reply, out.finish, api) if out.wait or reply is not None else None  # HTTP
-        except AclError:
-            self._printed.after(api, self.call)  # what the kernels printed before the failure
-            raise
-        self._printed.after(api, self.call)
+            Printed.write(reply)  # the kernel printf the daemon attached to a synchronizing call's reply
+            result = self.protocol.settle(reply, out.finish, api) if out.wait else None
         return self._adapt(api, values, result)
 
     def _exchange(self, out: Outgoing) -> dict[str, Any] | None:
-        if self._http is not None:
-            return self._post(out)
         if self._broken:
             raise TransportError(self._broken)
-        ident, data = self.protocol.pack(out)
-        slot: tuple[threading.Event, list[dict[str, Any]]] | None = None
-        if out.wait:
-            slot = (threading.Event(), [])
-            with self._lock:
-                self._waiting[ident] = slot
         assert self._outbox is not None
+        if self._idle.finished(out.call.name, out.args, self.protocol.last_id, self._flush):
+            return None  # known finished: settled as a reply would be, without one
+        if self._broken:  # the connection ended while this synchronize waited for the daemon's report
+            raise TransportError(self._broken)
+        slot: Slot | None = None
         try:
-            self._outbox.now(data) if out.wait else self._outbox.later(data)
+            with self._numbering:  # calls leave in the order of their request numbers (client.idlenews needs it)
+                ident, data = self.protocol.pack(out)
+                if out.wait:
+                    slot = (threading.Event(), [], tuple(thread_identity()))
+                    with self._lock:
+                        self._waiting[ident] = slot
+                    self._outbox.put(data)
+                else:
+                    self._outbox.later(data)
+            if out.wait:
+                self._outbox.now()
         except (ConnectionClosed, OSError) as error:
             raise TransportError(f"cannot send to the daemon: {str(error) or type(error).__name__}") from None
         if slot is None:
@@ -161,6 +190,12 @@ class Session:
         if not slot[1]:
             raise TransportError(self._broken or "no reply from the daemon")
         return slot[1][0]
+
+    def _flush(self) -> None:
+        """Send the pipelined calls now (a failure shows at the next call that sends)."""
+        assert self._outbox is not None
+        with contextlib.suppress(ConnectionClosed, OSError):
+            self._outbox.now()
 
     def _post(self, out: Outgoing) -> dict[str, Any]:
         assert self._http is not None

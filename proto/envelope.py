@@ -55,26 +55,35 @@ def parse_request(message: object) -> Request:
     """Check the shape of a request envelope; AclError(ACL_ERROR_INVALID_PARAM) names what is wrong."""
     if not isinstance(message, Mapping):
         raise AclError(ACL_ERROR_INVALID_PARAM, f"an envelope must be a map, got {type(message).__name__}")
-    unknown = set(message) - {"id", "api", "args", "thread", "reply"}
-    if unknown:
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"unknown envelope field(s): {', '.join(sorted(map(str, unknown)))}")
-    ident, api, args = message.get("id"), message.get("api"), message.get("args", {})
-    thread, reply = message.get("thread", "main"), message.get("reply", True)
-    if isinstance(ident, bool) or not isinstance(ident, int):
+    if not _FIELDS.issuperset(message):
+        unknown = sorted(map(str, set(message) - _FIELDS))
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"unknown envelope field(s): {', '.join(unknown)}")
+    get = message.get
+    ident, api, args, thread, reply = (
+        get("id"),
+        get("api"),
+        get("args", {}),
+        get("thread", "main"),
+        get("reply", True),
+    )
+    if type(ident) is not int and (isinstance(ident, bool) or not isinstance(ident, int)):
         raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope id must be an integer, got {shown(ident)}")
-    if not isinstance(api, str):
+    if type(api) is not str and not isinstance(api, str):
         raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope api must be a string, got {shown(api)}")
-    if not isinstance(args, Mapping):
+    if type(args) is not dict and not isinstance(args, Mapping):
         raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope args must be a map, got {type(args).__name__}")
-    if isinstance(thread, list):
+    if type(thread) is list:
         thread = tuple(thread)
     if not isinstance(thread, str | int | tuple) or (
         isinstance(thread, tuple) and not all(isinstance(t, str | int) for t in thread)
     ):
         raise AclError(ACL_ERROR_INVALID_PARAM, "envelope thread must be a string, an integer or a list of them")
-    if not isinstance(reply, bool):
+    if reply is not True and reply is not False:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"envelope reply must be a boolean, got {shown(reply)}")
     return Request(ident, api, args, thread, reply)
+
+
+_FIELDS = frozenset({"id", "api", "args", "thread", "reply"})
 
 
 def result_envelope(ident: int, result: Mapping[str, Any]) -> dict[str, Any]:

@@ -217,6 +217,7 @@ def serve(args: argparse.Namespace) -> int:
     from server.api.listening import Announcing, bind, bind_unix
     from server.api.settings import Settings
     from server.api.slowclients import guarded
+    from server.api.wsprotocol import LeanWebSocketProtocol
     from server.app import create_app
 
     try:  # options come as text, converted with the variables: one message form for both
@@ -282,6 +283,7 @@ def serve(args: argparse.Namespace) -> int:
         ssl_certfile=settings.ssl_certfile,
         ssl_keyfile=settings.ssl_keyfile,
         http=guarded(settings.head_timeout),
+        ws=LeanWebSocketProtocol,
     )
     server = Announcing(config, banner)
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import socket
 import subprocess
@@ -107,3 +108,29 @@ async def test_the_echo_floor_echoes_msgpack_and_honours_the_token() -> None:
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 10)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_waiting_call_profile_sees_every_stage() -> None:
+    """bench/profile_wait pairs the daemon's stamps with the client's: every stage of the table gets a number."""
+    from bench.profile_wait import STAGES
+
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.profile_wait", "--calls", "50"],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = dict(
+        line.strip("|").rsplit("|", 1)
+        for line in done.stdout.splitlines()
+        if line.startswith("| ") and "µs" not in line
+    )
+    stages = {what.strip(): float(value) for what, value in rows.items()}
+    for _, _, what in STAGES:
+        assert not math.isnan(stages[what]), f"{what}: no call was seen at both of its ends"
+    assert stages["total (median, stamped)"] > 0

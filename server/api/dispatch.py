@@ -24,6 +24,7 @@ from proto.envelope import explain
 from proto.errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_PARAM, AclError
 from proto.operators import SETTING
 from server.api.errors import MalformedCall
+from server.api.fastargs import plain_values
 from server.api.kernels import kernel_of
 from server.api.sessions import Session
 from server.npu.caller import calling_thread
@@ -63,7 +64,12 @@ def lookup(api: str) -> Call:
 
 
 def validate(call: Call, args: Mapping[str, Any] | bytes) -> list[Any]:
-    """The arguments in C order, checked against the request model (from a mapping, or from JSON bytes)."""
+    """The arguments in C order, checked against the request model (from a mapping, or from JSON bytes); plain
+    values the model would take as they are skip pydantic (`server.api.fastargs`)."""
+    if not isinstance(args, bytes | bytearray):
+        plain = plain_values(call, args)
+        if plain is not None:
+            return plain
     try:
         if isinstance(args, bytes | bytearray):
             request = call.request.model_validate_json(args)

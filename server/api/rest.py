@@ -132,6 +132,7 @@ def install(app: FastAPI) -> None:
         opening = SessionRequest.parse(await json_body_of(request))
         tenant = tenant_of(request, request.app.state.settings.tokens)
         session = registry(request).open(tenant, "rest", opening.context, opening.run)
+        await registry(request).announce(session)  # a join: the context's other clients hear of it first
         return {"session": session.id, "context": session.context.id}
 
     @router.delete("/sessions/{session_id}", tags=["sessions"])

@@ -16,7 +16,7 @@ import re
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +80,7 @@ class Session:
     last_seen: float = field(default_factory=time.monotonic)  # when a call of it last began or ended
     calls: int = 0  # its calls in flight: a session with one never expires
     replaces: str | None = None  # a default REST session opened for an expired one: why that one ended
+    on_shared: Callable[[], Awaitable[None]] | None = None  # tells its client that another session joined
 
     @property
     def runtime(self) -> Runtime:
@@ -159,6 +160,12 @@ class Registry:
         self.sessions[session.id] = session
         log.info("session %s (%s) opened in context %s of tenant %s", session.id, kind, entry.id, tenant)
         return session
+
+    async def announce(self, session: Session) -> None:
+        """Before a session that joined a context is answered: tell the context's other sessions (server.api.idle)."""
+        others = [s.on_shared for s in session.context.sessions if s is not session and s.on_shared is not None]
+        if others:
+            await asyncio.gather(*(tell() for tell in others))
 
     def rest_session(self, tenant: str, session_id: str | None) -> Session:
         """The REST session `session_id` of this tenant, or the tenant's default REST session."""

@@ -7,6 +7,8 @@ or -- when it asked for no reply (`reply: false`, a pipelined call) -- only if i
 call's id and C name. The calls of one client thread run one after another; different threads of a connection
 run independently (so a thread blocked in a synchronize does not stop another thread from recording the event it
 waits for). What a connection may hold -- queued calls, unsent replies -- is bounded (see `Connection`).
+With `?idle=1` replies also tell which streams a synchronize would find finished, and `?printed=1` brings kernel
+printf on the reply of a synchronizing call (`server.api.idle`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -24,11 +27,13 @@ from starlette.websockets import WebSocketState
 from proto.calltable import CALLS
 from proto.envelope import Request, error_envelope, parse_request, result_envelope
 from proto.errors import ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_INVALID_PARAM, AclError
+from proto.printf import SYNCHRONIZING
 from server.api import budget, dispatch
 from server.api.auth import Unauthorized, offered_subprotocol, tenant_of
 from server.api.budget import TooManyElements
 from server.api.errors import error_response
 from server.api.flow import Budget
+from server.api.idle import ACK_S, StreamNews
 from server.api.sessions import Registry, Session
 from server.api.settings import Settings
 
@@ -37,6 +42,7 @@ MAX_THREADS = 1024  # client threads per connection, each with its own queue
 PROBE_S = 1.0  # how often a reader that waits for room tells the client so (a dead client's send fails)
 
 Item = tuple[Request, int] | None  # a call and its memory cost; None: no more calls
+SHARED_ACK = {"ack": "shared"}  # the client forgot the idle streams it was told of (server.api.idle)
 
 
 class Connection:
@@ -65,6 +71,10 @@ class Connection:
         self.gone = asyncio.Event()  # the client is gone: nothing more to read or answer
         self._send_lock = asyncio.Lock()
         self._probe: asyncio.Task[None] | None = None
+        self.reports_idle = False  # the client asked for the streams it may take as synchronized (server.api.idle)
+        self.reports_printed = False  # the client asked for kernel printf on the replies of synchronizing calls
+        self.news = StreamNews(session, lambda: self.queued, self._tell)
+        self._acks: deque[asyncio.Future[None]] = deque()  # joins announced, waiting for the client to acknowledge
 
     async def send(self, message: dict[str, Any]) -> None:
         await self._send(msgpack.packb(message, use_bin_type=True))
@@ -92,6 +102,9 @@ class Connection:
                 continue
             batch = message if isinstance(message, list) else [message]
             for envelope in batch:
+                if envelope == SHARED_ACK:
+                    self._shared_acknowledged()
+                    continue
                 await self._accept(envelope, cost // len(batch))
 
     async def _room(self) -> bool:
@@ -125,6 +138,7 @@ class Connection:
             too_many = f"a connection may use at most {MAX_THREADS} client threads"
             await self.send(error_envelope(request.id, AclError(ACL_ERROR_INVALID_PARAM, too_many, request.api)))
             return
+        self.news.last_received = request.id
         self._queue_of(request.thread).put_nowait((request, size))
         self.queued += 1
         self.pending.take(size)
@@ -155,6 +169,7 @@ class Connection:
             reply = await self._reply(thread, request)
             if reply is None or self.gone.is_set():
                 return
+            self._annotate(reply, thread, request.api)
             data = msgpack.packb(reply, use_bin_type=True)
             del reply
             self.replies.give(held)
@@ -163,6 +178,15 @@ class Connection:
             await self._tell(data)
         finally:
             self.replies.give(held)
+
+    def _annotate(self, reply: dict[str, Any], thread: Hashable, api: str) -> None:
+        """What a waiting call's reply tells besides its result: kernel printf at a synchronizing call, and the
+        streams a synchronize may take as finished (server.api.idle)."""
+        runtime = self.session.runtime
+        if self.reports_printed and api in SYNCHRONIZING and runtime.printed.pending:
+            reply["printed"] = runtime.printed.take()
+        if self.reports_idle:
+            self.news.annotate(reply, thread)
 
     def _reply_size(self, request: Request) -> int:
         """The bytes a call's reply will carry, known before it runs: those of a copy into pageable memory."""
@@ -173,6 +197,8 @@ class Connection:
         return min(count, self.max_bytes) if isinstance(count, int) and count > 0 else 0
 
     async def _reply(self, thread: Hashable, request: Request) -> dict[str, Any] | None:
+        if isinstance(request.args, Mapping):
+            self.news.recent.touch(request.args)
         try:
             result = await dispatch.call(self.session, request.api, request.args, thread, self.max_bytes)
             return result_envelope(request.id, result) if request.reply else None
@@ -196,6 +222,26 @@ class Connection:
                 log.warning("cannot send to the client: %r", error)
             self.gone.set()
 
+    async def tell_shared(self) -> None:
+        """Another session joins the context: tell a client that was told of idle streams, and wait (at most
+        `ACK_S`) until it has forgotten them."""
+        if not self.reports_idle or self.gone.is_set():
+            return
+        acked = asyncio.get_running_loop().create_future()
+        self._acks.append(acked)
+        await self._tell(msgpack.packb({"shared": True}))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(acked), ACK_S)
+
+    def _shared_acknowledged(self, every: bool = False) -> None:
+        """The client acknowledged the oldest announcement (`every`: the connection ends, none will be)."""
+        while self._acks:
+            acked = self._acks.popleft()
+            if not acked.done():
+                acked.set_result(None)
+            if not every:
+                return
+
     def _gone(self) -> bool:
         return WebSocketState.DISCONNECTED in (self.websocket.client_state, self.websocket.application_state)
 
@@ -204,8 +250,10 @@ class Connection:
         (for at most `drain` seconds)."""
         self.gone.set()
         self.replies.open()
+        self._shared_acknowledged(every=True)
         if self._probe is not None:
             self._probe.cancel()
+        await self.news.close()
         workers = [task for _, task in self.threads.values()]
         if workers and len(self.session.context.sessions) > 1:
             for queue, _ in self.threads.values():
@@ -248,9 +296,13 @@ def install(app: FastAPI) -> None:
             return
         await websocket.accept(subprotocol=offered_subprotocol(websocket))
         connection = Connection(websocket, session, settings)
+        connection.reports_idle = query.get("idle") == "1"
+        connection.reports_printed = query.get("printed") == "1"
         try:
+            await registry.announce(session)
             hello = {"session": session.id, "context": session.context.id, "tenant": tenant}
             await connection.send({"hello": hello})
+            session.on_shared = connection.tell_shared  # a later join is told to it (after its hello)
             await connection.receive_forever()
         except WebSocketDisconnect:
             pass

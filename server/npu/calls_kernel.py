@@ -120,6 +120,7 @@ class KernelCalls(Context):
             )
         target = self.stream(stream)
         values, pins = self._decode(kernel, data, {h["offset"]: h["data"] for h in holders})
+        self.printed.armed = True
         self.issue(target, CustomKernelTask(api, kernel, blocks, values, pins, self.printed))
 
     def _decode(

@@ -75,6 +75,22 @@ class StreamCalls(Context):
         if not target.flags & ACL_STREAM_PERSISTENT:
             await target.synchronize("aclrtSynchronizeStream")
 
+    def synchronize_outlook(self, handle: int) -> tuple[Stream, bool] | None:
+        """What aclrtSynchronizeStream(handle) by the calling thread, processed now, would do: None if it would
+        fail or raise (no aclInit, a bad handle, another device, capturing, a sticky error); else the stream and
+        whether it would return at once (no unfinished task, or a persistent stream) or wait."""
+        if self.init_count == 0:
+            return None
+        try:
+            target = self.idle_stream(handle, "aclrtSynchronizeStream")
+        except AclError:
+            return None
+        if target.flags & ACL_STREAM_PERSISTENT:
+            return target, True
+        if target.error is not None:
+            return None
+        return target, target.queued == 0
+
     @acl_call
     async def aclrtSynchronizeStreamWithTimeout(self, stream: int | None, timeout: int) -> None:
         """`timeout` in ms, -1 to wait forever; ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when it runs out."""

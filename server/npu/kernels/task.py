@@ -29,6 +29,11 @@ class Printed:
         self._parts: deque[str] = deque()
         self._size = 0
         self.dropped = 0
+        self.armed = False  # a kernel that may print was issued in this context
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._parts or self.dropped)
 
     def add(self, text: str) -> None:
         self._parts.append(text)
