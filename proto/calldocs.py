@@ -140,6 +140,8 @@ DOCS: Final[dict[str, str]] = {
     "acltdtQueryChannelSize": "How many datasets a channel holds.",
     "acltdtCreateQueue": "Create a queue on the current device with a name and a depth; its id comes back.",
     "acltdtDestroyQueue": "Destroy a queue of the current device (its routes go with it).",
+    "acltdtEnqueueData": "Put data (and user data) at the tail of a queue, waiting while it is full.",
+    "acltdtDequeueData": "Take the oldest data (and its user data) of a queue, waiting while it is empty.",
     "acltdtBindQueueRoutes": "Bind routes from source queues to destination queues.",
     "acltdtUnbindQueueRoutes": "Unbind routes between queues.",
     "acltdtQueryQueueRoutes": "The bound routes that match a query by source, destination, both, or abnormal status.",

@@ -304,6 +304,37 @@ def acltdtDestroyQueue(c: C) -> Callable[..., Any]:  # noqa: N802
     return body
 
 
+def acltdtEnqueueData(c: C) -> Callable[..., Any]:  # noqa: N802
+    def body(qid: int, data: Any, size: int, user: Any, user_size: int, timeout: int, rsv: int) -> int:
+        api = "acltdtEnqueueData"
+        if data == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "data is NULL", api)
+        payload = bytes(c.ffi.buffer(c.ffi.cast("char *", data), size)) if size else b""
+        extra = (
+            b"" if user == c.ffi.NULL or not user_size else bytes(c.ffi.buffer(c.ffi.cast("char *", user), user_size))
+        )
+        _call(api)(api, qid, payload, extra, timeout, rsv)
+        return ACL_SUCCESS
+
+    return body
+
+
+def acltdtDequeueData(c: C) -> Callable[..., Any]:  # noqa: N802
+    def body(qid: int, data: Any, size: int, ret_size: Any, user: Any, user_size: int, timeout: int) -> int:
+        api = "acltdtDequeueData"
+        if data == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "data is NULL: it must hold dataSize bytes", api)
+        _not_null(c, ret_size, "retDataSize", api)
+        got, length, extra = _call(api)(api, qid, size, user_size if user != c.ffi.NULL else 0, timeout)
+        c.ffi.memmove(data, got, len(got))
+        if extra:
+            c.ffi.memmove(user, extra, len(extra))
+        ret_size[0] = length
+        return ACL_SUCCESS
+
+    return body
+
+
 def _route_call(name: str) -> Callable[[C], Callable[..., Any]]:
     def make(c: C) -> Callable[..., Any]:
         def body(route_list: Any) -> int:
@@ -455,6 +486,8 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "acltdtQueryChannelSize": acltdtQueryChannelSize,
     "acltdtCreateQueue": acltdtCreateQueue,
     "acltdtDestroyQueue": acltdtDestroyQueue,
+    "acltdtEnqueueData": acltdtEnqueueData,
+    "acltdtDequeueData": acltdtDequeueData,
     "acltdtBindQueueRoutes": _route_call("acltdtBindQueueRoutes"),
     "acltdtUnbindQueueRoutes": _route_call("acltdtUnbindQueueRoutes"),
     "acltdtQueryQueueRoutes": acltdtQueryQueueRoutes,

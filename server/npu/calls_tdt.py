@@ -106,6 +106,32 @@ class TdtCalls(Context):
         tdt.drop_queue(qid)
 
     @acl_call
+    async def acltdtEnqueueData(self, qid: int, data: bytes, user_data: bytes, timeout: int, rsv: int) -> None:
+        """One entry (the data and the user data) at the queue's tail; a full queue waits up to `timeout` ms."""
+        require(len(data) > 0, "dataSize must be > 0 (the data must not be empty)", ACL_ERROR_INVALID_PARAM)
+        require(timeout >= -1, f"timeout {timeout} ms is below -1 (-1: wait forever)", ACL_ERROR_INVALID_PARAM)
+        await self._queue(self._tdt(), qid, "qid").put((bytes(data), bytes(user_data)), timeout)
+
+    @acl_call
+    async def acltdtDequeueData(
+        self, qid: int, data_size: int, user_data_size: int, timeout: int
+    ) -> tuple[bytes, int, bytes]:
+        """The oldest entry, which must fit in `data_size` bytes (else it stays); its user data cut to
+        `user_data_size`. Returns (data, retDataSize, userData)."""
+        require(data_size > 0, "dataSize must be > 0", ACL_ERROR_INVALID_PARAM)
+        require(timeout >= -1, f"timeout {timeout} ms is below -1 (-1: wait forever)", ACL_ERROR_INVALID_PARAM)
+
+        def fits(entry: tuple[bytes, bytes]) -> None:
+            require(
+                len(entry[0]) <= data_size,
+                f"the oldest entry of queue {qid} is {len(entry[0])} bytes, more than dataSize {data_size}",
+                ACL_ERROR_INVALID_PARAM,
+            )
+
+        data, user = await self._queue(self._tdt(), qid, "qid").take(timeout, fits)
+        return data, len(data), user[:user_data_size]
+
+    @acl_call
     def acltdtBindQueueRoutes(self, routes: list[tuple[int, int]]) -> list[int]:
         tdt = self._tdt()
         self._routes_checked(tdt, routes)

@@ -29,39 +29,38 @@ class Dataset:
     items: list[dict[str, Any]]
 
 
-class Channel:
-    """One named channel of a device: at most `capacity` datasets, oldest first."""
+class Fifo:
+    """A bounded FIFO whose put waits while it is full and whose take waits while it is empty (timeouts in ms)."""
 
-    def __init__(self, device: int, name: str, capacity: int, legacy: bool) -> None:
-        self.device, self.name, self.capacity, self.legacy = device, name, capacity, legacy
-        self.held: deque[Dataset] = deque()
-        self.users = 0  # handles open on it (of any context)
+    def __init__(self, capacity: int, what: str) -> None:
+        self.capacity, self.what = capacity, what
+        self.held: deque[Any] = deque()
         self.changed = asyncio.Condition()
 
-    def __repr__(self) -> str:
-        return f"channel '{self.name}' of device {self.device} ({len(self.held)}/{self.capacity})"
-
-    async def put(self, dataset: Dataset, timeout_ms: int) -> None:
+    async def put(self, entry: Any, timeout_ms: int) -> None:
         async with self.changed:
             if not await self._wait(lambda: len(self.held) < self.capacity, timeout_ms):
                 raise AclError(
                     ACL_ERROR_RT_QUEUE_FULL,
-                    f"{self} is full: it holds {self.capacity} datasets, its capacity"
-                    + (f", and none was received within {timeout_ms} ms" if timeout_ms > 0 else ""),
+                    f"{self} is full: it holds {self.capacity} {self.what}, its capacity"
+                    + (f", and none was taken within {timeout_ms} ms" if timeout_ms > 0 else ""),
                 )
-            self.held.append(dataset)
+            self.held.append(entry)
             self.changed.notify_all()
 
-    async def take(self, timeout_ms: int) -> Dataset:
+    async def take(self, timeout_ms: int, fits: Any = None) -> Any:
+        """The oldest entry; `fits(entry)` may refuse it (raising), which leaves it in place."""
         async with self.changed:
             if not await self._wait(lambda: bool(self.held), timeout_ms):
                 raise AclError(
                     ACL_ERROR_RT_QUEUE_EMPTY,
-                    f"{self} is empty" + (f": nothing was sent within {timeout_ms} ms" if timeout_ms > 0 else ""),
+                    f"{self} is empty" + (f": nothing came within {timeout_ms} ms" if timeout_ms > 0 else ""),
                 )
-            dataset = self.held.popleft()
+            if fits is not None:
+                fits(self.held[0])
+            entry = self.held.popleft()
             self.changed.notify_all()
-            return dataset
+            return entry
 
     async def clean(self) -> None:
         async with self.changed:
@@ -78,12 +77,27 @@ class Channel:
         return True
 
 
-@dataclass
-class Queue:
-    qid: int
-    name: str
-    depth: int
-    owner: object  # the context that created it (it goes with that context)
+class Channel(Fifo):
+    """One named channel of a device: at most `capacity` datasets, oldest first."""
+
+    def __init__(self, device: int, name: str, capacity: int, legacy: bool) -> None:
+        super().__init__(capacity, "datasets")
+        self.device, self.name, self.legacy = device, name, legacy
+        self.users = 0  # handles open on it (of any context)
+
+    def __repr__(self) -> str:
+        return f"channel '{self.name}' of device {self.device} ({len(self.held)}/{self.capacity})"
+
+
+class Queue(Fifo):
+    """A queue of a device (the runtime's mem queue): at most `depth` entries of data and user data."""
+
+    def __init__(self, qid: int, name: str, depth: int, owner: object) -> None:
+        super().__init__(depth, "entries")
+        self.qid, self.name, self.owner = qid, name, owner
+
+    def __repr__(self) -> str:
+        return f"queue {self.qid} ('{self.name}', {len(self.held)}/{self.capacity})"
 
 
 @dataclass

@@ -589,6 +589,7 @@ def test_tdt_channels_and_queues_from_c(toolkit: Path, daemon: Daemon, tmp_path:
         "route-matches": "1",
         "route-status": str(ACL_TDT_QUEUE_ROUTE_BIND),
         "routes-after-unbind": "0",
+        "dequeued": "100 1 tag",
     }
     assert {name: lines.pop(name) for name in checks} == checks
     nulls = {name: lines.pop(name) for name in ("get-out-of-range", "item-null-dims", "item-end-with-dims")}
@@ -614,6 +615,9 @@ def test_tdt_channels_and_queues_from_c(toolkit: Path, daemon: Daemon, tmp_path:
         "get-route-1": ACL_ERROR_INVALID_PARAM,
         "destroy-dst-again": ACL_ERROR_INVALID_QUEUE_ID,
         "destroy-attr-again": ACL_ERROR_INVALID_PARAM,
+        "enqueue-full": ACL_ERROR_RT_QUEUE_FULL,
+        "enqueue-null": ACL_ERROR_INVALID_PARAM,
+        "dequeue-small": ACL_ERROR_INVALID_PARAM,
     }
     assert {name: codes.pop(name) for name in failing} == failing
     assert "within 20 ms" in lines["send-3-wait"] and "program_src" in lines["queue-same-name"]

@@ -190,6 +190,25 @@ static void Queues()
     Report("unbind", acltdtUnbindQueueRoutes(bind));
     acltdtQueryQueueRoutes(info, found);
     std::printf("routes-after-unbind %zu\n", acltdtGetQueueRouteNum(found));
+    // data through the queue of depth 3: random bytes and a user tag come back, a fourth enqueue is refused
+    std::mt19937 random(7);
+    std::vector<uint8_t> bytes(100);
+    for (auto &b : bytes) {
+        b = static_cast<uint8_t>(random());
+    }
+    const char tag[] = "tag";
+    for (int i = 0; i < 3; ++i) {
+        acltdtEnqueueData(src, bytes.data(), bytes.size(), tag, sizeof(tag), 0, 0);
+    }
+    Report("enqueue-full", acltdtEnqueueData(src, bytes.data(), bytes.size(), nullptr, 0, 0, 0));
+    Report("enqueue-null", acltdtEnqueueData(src, nullptr, 4, nullptr, 0, 0, 0));
+    std::vector<uint8_t> back(128);
+    char user[8] = {};
+    size_t length = 0;
+    Report("dequeue-small", acltdtDequeueData(src, back.data(), 10, &length, user, sizeof(user), 0));
+    Report("dequeue", acltdtDequeueData(src, back.data(), back.size(), &length, user, sizeof(user), 0));
+    std::printf("dequeued %zu %d %s\n", length, std::memcmp(back.data(), bytes.data(), bytes.size()) == 0 ? 1 : 0,
+                user);
     Report("destroy-dst", acltdtDestroyQueue(dst));
     Report("destroy-dst-again", acltdtDestroyQueue(dst));
     Report("destroy-src", acltdtDestroyQueue(src));

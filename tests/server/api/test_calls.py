@@ -445,6 +445,11 @@ async def tdt_calls(c: Caller) -> None:
     assert found["routes"] == [[src, dst, ACL_TDT_QUEUE_ROUTE_BIND]]
     assert (await c("acltdtUnbindQueueRoutes", routes=[[src, dst]]))["status"] == [0]
     assert (await c("acltdtQueryQueueRoutes", mode=0, srcId=src, dstId=None))["routes"] == []
+    await c("acltdtEnqueueData", qid=src, data=data, userData=b"tag", timeout=0, rsv=0)
+    got = await c("acltdtDequeueData", qid=src, dataSize=len(data), userDataSize=8, timeout=0)
+    raw, tag = got["data"], got["userData"]
+    assert (base64.b64decode(raw) if isinstance(raw, str) else raw) == data and got["retDataSize"] == len(data)
+    assert (base64.b64decode(tag) if isinstance(tag, str) else tag) == b"tag"
     await c("acltdtDestroyQueue", qid=src)
     with pytest.raises(AclError) as caught:
         await c("acltdtDestroyQueue", qid=src)

@@ -196,3 +196,23 @@ async def test_a_context_takes_its_queues_and_channel_handles_with_it(machine: M
     gone.acltdtCreateChannelWithCapacity(0, "mine", 2)
     await gone.release_all()
     assert machine.devices[0].tdt.queues == {} and machine.devices[0].tdt.channels == {}
+
+
+async def test_queue_data_in_order_bounded_by_depth(rt: Runtime) -> None:
+    q = rt.acltdtCreateQueue("data", 2)
+    first, second = payload(3), payload(8)
+    await rt.acltdtEnqueueData(q, first, b"user-1", 0, 0)
+    await rt.acltdtEnqueueData(q, second, b"", -1, 0)
+    assert await code_of(rt.acltdtEnqueueData(q, b"x", b"", 0, 0)) == ACL_ERROR_RT_QUEUE_FULL
+    assert await code_of(rt.acltdtEnqueueData(q, b"x", b"", 10, 0)) == ACL_ERROR_RT_QUEUE_FULL
+    assert await rt.acltdtDequeueData(q, 64, 4, 0) == (first, len(first), b"user")  # the user data cut to 4
+    assert await code_of(rt.acltdtDequeueData(q, 8, 0, 0)) == ACL_ERROR_INVALID_PARAM  # 32 bytes do not fit in 8
+    assert await rt.acltdtDequeueData(q, 32, 0, 0) == (second, 32, b"")  # the refused dequeue left it there
+    assert await code_of(rt.acltdtDequeueData(q, 8, 0, 0)) == ACL_ERROR_RT_QUEUE_EMPTY
+    assert await code_of(rt.acltdtEnqueueData(q, b"", b"", 0, 0)) == ACL_ERROR_INVALID_PARAM
+    assert await code_of(rt.acltdtEnqueueData(q + 1, b"x", b"", 0, 0)) == ACL_ERROR_INVALID_QUEUE_ID
+    waiting = asyncio.ensure_future(rt.acltdtDequeueData(q, 8, 8, -1))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    await rt.acltdtEnqueueData(q, b"late", b"u", 0, 0)
+    assert await asyncio.wait_for(waiting, 5) == (b"late", 4, b"u")
