@@ -23,8 +23,9 @@ from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_SUCCESS, AclError
 
 POINTER_SIZE = 8
 U32_SIZE = 4
-_owned: dict[int, list[Any]] = {}  # handle -> C memory it keeps alive (names, received bytes)
+_owned: dict[int, list[Any]] = {}  # handle -> C memory it keeps alive (a received item's bytes)
 _item_handles: dict[int, int] = {}  # id(item) -> its handle (an item has one address for its life)
+_strings: dict[int, tuple[str, Any]] = {}  # handle -> the C string of its name (a dataset's, a queue attribute's)
 
 
 def _call(api: str) -> Callable[..., Any]:
@@ -50,12 +51,21 @@ def _drop(address: int, what: str) -> None:
     if isinstance(obj, t.acltdtDataItem):
         _item_handles.pop(id(obj), None)
     _owned.pop(address, None)
+    _strings.pop(address, None)
     HANDLES.drop(address, f"was destroyed ({what})")
 
 
 def _keep(address: int, memory: Any) -> Any:
     _owned.setdefault(address, []).append(memory)
     return memory
+
+
+def _c_string(c: C, address: int, text: str) -> Any:
+    """`text` as a C string owned by the object at `address`: the same one while the text stays the same."""
+    kept = _strings.get(address)
+    if kept is None or kept[0] != text:
+        kept = _strings[address] = (text, c.ffi.new("char[]", text.encode()))
+    return kept[1]
 
 
 def _not_null(c: C, pointer: Any, arg: str, api: str) -> None:
@@ -165,7 +175,7 @@ def acltdtGetDatasetSize(c: C) -> Callable[..., Any]:  # noqa: N802
 def acltdtGetDatasetName(c: C) -> Callable[..., Any]:  # noqa: N802
     def read(pointer: Any) -> Any:
         name = _dataset(c, pointer, "acltdtGetDatasetName").name
-        return _keep(c.address(pointer), c.ffi.new("char[]", name.encode()))
+        return _c_string(c, c.address(pointer), name)
 
     return lambda ds: _or(c, ds, c.ffi.NULL, read)
 
@@ -246,7 +256,6 @@ def acltdtReceiveTensor(c: C) -> Callable[..., Any]:  # noqa: N802
         found = _dataset(c, dataset, api)
         name, items = _call(api)(api, *client_tdt.receive_args(_handle(c, handle), found, timeout))
         _drop_received(found)
-        _owned.pop(c.address(dataset), None)
         t.received(found, name, items)
         for item in found.items:
             memory = c.ffi.new("char[]", bytes(item.data) or b"\0")
@@ -386,7 +395,6 @@ def acltdtSetQueueAttr(c: C) -> Callable[..., Any]:  # noqa: N802
             if pointer == c.ffi.NULL:
                 raise AclError(ACL_ERROR_INVALID_PARAM, "the queue name the param points to is NULL", api)
             t.set_queue_attr(found, kind, c.ffi.string(pointer, t.MAX_NAME_LEN).decode())
-            _owned.pop(c.address(attr), None)
         else:
             t.set_queue_attr(found, kind, _read_uint(c, param, length, U32_SIZE, "param", api))
         return ACL_SUCCESS
@@ -400,7 +408,7 @@ def acltdtGetQueueAttr(c: C) -> Callable[..., Any]:  # noqa: N802
         found = _attr(c, attr, api)
         which = t.kind_checked(acltdtQueueAttrType, kind, api)
         if which == acltdtQueueAttrType.ACL_TDT_QUEUE_NAME_PTR:
-            name = _keep(c.address(attr), c.ffi.new("char[]", found.name.encode()))
+            name = _c_string(c, c.address(attr), found.name)
             value = c.address(name).to_bytes(POINTER_SIZE, "little")
         else:
             value = found.depth.to_bytes(U32_SIZE, "little")

@@ -92,11 +92,11 @@ class TdtCalls(Context):
             ACL_ERROR_INVALID_PARAM,
         )
         require(len(tdt.queues) < MAX_QUEUES, f"the device holds {MAX_QUEUES} queues, the most it has")
+        given = name_checked(name, "the queue name", "acltdtCreateQueue")
+        taken = next((q for q in tdt.queues.values() if given and q.name == given), None)
+        require(taken is None, f"the device already has a queue named '{given}' (id {taken and taken.qid})")
         qid = next(tdt.qids)
-        name = name_checked(name, "the queue name", "acltdtCreateQueue") or f"vnpu_queue_{qid}"
-        taken = next((q for q in tdt.queues.values() if q.name == name), None)
-        require(taken is None, f"the device already has a queue named '{name}' (id {taken and taken.qid})")
-        tdt.queues[qid] = Queue(qid, name, depth, self)
+        tdt.queues[qid] = Queue(qid, given or f"vnpu_queue_{qid}", depth, self)
         return qid
 
     @acl_call
