@@ -72,6 +72,7 @@ from client import exceptions as _exceptions
 from client import kernels as _kernels
 from client import lasterror as _lasterror
 from client import streamstate as _streamstate
+from client import tdt as _tdt
 from client.config import load
 from client.errors import ServerError as ServerError
 from client.errors import TransportError as TransportError
@@ -194,6 +195,7 @@ _SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint", "aclmdlRITaskGet
 _CALLBACKS = {name: _session_function(name, body) for name, body in _callbacks.FUNCTIONS.items()}
 _CALLBACKS["aclmdlRIDestroy"] = _session_function("aclmdlRIDestroy", _callbacks.aclmdlRIDestroy)
 _CALLBACKS |= {name: _session_function(name, body) for name, body in _kernels.SESSION.items()}
+_CALLBACKS |= {name: _session_function(name, body) for name, body in _tdt.SESSION.items()}
 _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CALLBACKS) and not api.startswith("vnpu")}
 globals().update(_DEVICE)
 globals().update(_CALLBACKS)
@@ -204,6 +206,7 @@ HOST_FUNCTIONS |= (
     | _exceptions.FUNCTIONS
     | {"aclrtRegStreamStateCallback": _streamstate.aclrtRegStreamStateCallback}
     | _kernels.HOST
+    | _tdt.HOST
     | {
         "aclrtGetLastError": _lasterror.aclrtGetLastError,
         "aclrtPeekAtLastError": _lasterror.aclrtPeekAtLastError,

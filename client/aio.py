@@ -30,6 +30,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 import proto.operators as _operators
 from client import kernels as _kernels
 from client import lasterror
+from client import tdt as _tdt
 from client.acl import CONSTANTS, HOST_FUNCTIONS, STRUCTS, not_initialized
 from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
@@ -289,7 +290,20 @@ def _no_callbacks(api: str) -> Callable[..., Awaitable[Any]]:
     return function
 
 
-_SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint", "aclmdlRIDestroy", *_kernels.SESSION}
+def _tdt_coroutine(api: str) -> Callable[..., Awaitable[Any]]:
+    """A TDT call over host objects (`client.tdt.STEPS`): the same steps as client.acl's, around an awaited call."""
+    prepare, finish = _tdt.STEPS[api]
+
+    async def function(*args: Any) -> Any:
+        return finish(await current(api).call(api, *prepare(*args)), *args)
+
+    function.__name__ = function.__qualname__ = api
+    return function
+
+
+_TDT = {api: _tdt_coroutine(api) for api in _tdt.STEPS}
+globals().update(_TDT)
+_SPECIAL = {"aclInit", "aclFinalize", "aclmdlRIDebugJsonPrint", "aclmdlRIDestroy", *_kernels.SESSION, *_TDT}
 _CALLBACKS = {api: _no_callbacks(api) for api in CALLBACK_FUNCTIONS}
 _COROUTINES = {
     api: _coroutine(api) for api in CALLS if api not in _SPECIAL | set(_CALLBACKS) and not api.startswith("vnpu")

@@ -208,11 +208,9 @@ class Session:
         payload: dict[str, Any] = response.json()
         if "error" in payload:
             return payload
-        if any(isinstance(value, str) for value in payload.values()):  # bytes come as base64: read them as bytes
-            model = out.call.result.model_validate_json(response.content)
-            payload = {
-                k: v if not isinstance(getattr(model, k), bytes) else getattr(model, k) for k, v in payload.items()
-            }
+        if _holds(payload, str):  # bytes come as base64, at any depth (a TDT dataset's items): read them as bytes
+            dumped = out.call.result.model_validate_json(response.content).model_dump()
+            payload = {k: dumped[k] if _holds(dumped[k], bytes) else v for k, v in payload.items()}
         return {"result": payload}
 
     def _adapt(self, api: str, values: tuple[Any, ...], result: Any) -> Any:
@@ -267,3 +265,12 @@ def refused(config: Config, error: BaseException) -> Exception:
         return refusal(config.endpoint, error.response.status_code, error.response.body, bool(config.token))
     reason = (str(error) or type(error).__name__) + (EMBEDDED_JOIN if config.embedded and config.context else "")
     return unreachable(config.endpoint, reason, token=bool(config.token))
+
+
+def _holds(value: Any, kind: type) -> bool:
+    """Whether `value` is, or holds at any depth of its dicts and lists, a `kind`."""
+    if isinstance(value, dict):
+        return any(_holds(v, kind) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds(v, kind) for v in value)
+    return isinstance(value, kind)

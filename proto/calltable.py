@@ -287,6 +287,22 @@ TASK_PARAMS_STRUCTS = (
 STRUCTS = STRUCTS + TASK_PARAMS_STRUCTS
 
 
+class TdtItem(WireModel):
+    """One data item of a TDT dataset as a channel carries it (acltdtDataItem's fields, its bytes included)."""
+
+    tensorType: I32  # noqa: N815 - acltdtTensorType
+    dims: list[I64]
+    dataType: I32  # noqa: N815
+    data: Bytes
+    sliceNum: U64 = 0  # noqa: N815
+    sliceId: U64 = 0  # noqa: N815
+
+
+# a queue route on the wire: [src, dst], and with its status [src, dst, status]
+RoutePair = Annotated[list[U32], Field(min_length=2, max_length=2)]
+RouteStatus = Annotated[list[I64], Field(min_length=3, max_length=3)]
+
+
 @dataclass(frozen=True)
 class Call:
     """One function of the table. `asynchronous`: a C call that only queues work (a launch, an async copy, an
@@ -614,6 +630,83 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtNotifySetImportPid", ("notify", Handle), ("pid", list[I32])),
     call("aclrtNotifyImportByKey", ("key", str), ("flags", U64), out=(("notify", U64),)),
     call("aclrtGetNotifyId", ("notify", Handle), out=(("notifyId", U32),)),
+    # TDT channels and queues (device objects; data items, datasets, attributes and route lists are host objects)
+    call(
+        "acltdtCreateChannelWithCapacity",
+        ("deviceId", U32),
+        ("name", str | None),
+        ("capacity", U64),
+        out=(("handle", U64),),
+        doc="A channel of `capacity` datasets on the device, by name (a second create of the name joins it).",
+    ),
+    call(
+        "acltdtCreateChannel",
+        ("deviceId", U32),
+        ("name", str | None),
+        out=(("handle", U64),),
+        doc="A channel of the legacy TDT kind: its send and receive take timeout -1 only.",
+    ),
+    call("acltdtStopChannel", ("handle", Handle)),
+    call("acltdtCleanChannel", ("handle", Handle)),
+    call("acltdtDestroyChannel", ("handle", Handle)),
+    call(
+        "acltdtSendTensor",
+        ("handle", Handle),
+        ("name", str),
+        ("items", list[TdtItem]),
+        ("timeout", I32),
+        doc="Put one dataset (its name and items) in the channel; a full channel waits up to timeout ms (-1: "
+        "forever, 0: not at all), then ACL_ERROR_RT_QUEUE_FULL.",
+    ),
+    call(
+        "acltdtReceiveTensor",
+        ("handle", Handle),
+        ("timeout", I32),
+        out=(("name", str), ("items", list[TdtItem])),
+        doc="Take the oldest dataset; an empty channel waits up to timeout ms, then ACL_ERROR_RT_QUEUE_EMPTY.",
+    ),
+    call("acltdtQueryChannelSize", ("handle", Handle), out=(("size", U64),)),
+    call(
+        "acltdtCreateQueue",
+        ("name", str),
+        ("depth", U32),
+        out=(("qid", U32),),
+        doc="A queue of the current device with the attributes' name ('' : one is made up) and depth.",
+    ),
+    call("acltdtDestroyQueue", ("qid", U32)),
+    call(
+        "acltdtEnqueueData",
+        ("qid", U32),
+        ("data", Bytes),
+        ("userData", Bytes),
+        ("timeout", I32),
+        ("rsv", U32),
+        doc="The data and its user data as one entry of the queue; a full queue waits up to timeout ms.",
+    ),
+    call(
+        "acltdtDequeueData",
+        ("qid", U32),
+        ("dataSize", U64),
+        ("userDataSize", U64),
+        ("timeout", I32),
+        out=(("data", Bytes), ("retDataSize", U64), ("userData", Bytes)),
+        doc="The oldest entry (it must fit in dataSize bytes) and up to userDataSize bytes of its user data.",
+    ),
+    call(
+        "acltdtBindQueueRoutes",
+        ("routes", list[RoutePair]),
+        out=(("status", list[I32]),),
+        doc="Bind each (src, dst) route; the status of each comes back (ACL_TDT_QUEUE_ROUTE_BIND when bound).",
+    ),
+    call("acltdtUnbindQueueRoutes", ("routes", list[RoutePair]), out=(("status", list[I32]),)),
+    call(
+        "acltdtQueryQueueRoutes",
+        ("mode", I32),
+        ("srcId", U32 | None),
+        ("dstId", U32 | None),
+        out=(("routes", list[RouteStatus]),),
+        doc="The bound routes of the current device that match the query: (src, dst, status) each.",
+    ),
     # callbacks and host functions (the vnpu* calls are the client's half: `client.callbacks`)
     call("aclrtSubscribeReport", ("threadId", U64), ("stream", Stream)),
     call("aclrtUnSubscribeReport", ("threadId", U64), ("stream", Stream)),

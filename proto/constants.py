@@ -763,6 +763,55 @@ ACL_RT_MEM_TYPE_DEV: Final = 0x2
 ACL_RT_MEM_TYPE_DVPP: Final = 0x8
 ACL_RT_MEM_TYPE_RSVD: Final = 0x10
 
+
+# TDT channels and queues (acl/acl_tdt.h, acl/acl_tdt_queue.h)
+class acltdtTensorType(IntEnum):  # noqa: N801
+    ACL_TENSOR_DATA_UNDEFINED = -1
+    ACL_TENSOR_DATA_TENSOR = 0
+    ACL_TENSOR_DATA_END_OF_SEQUENCE = 1
+    ACL_TENSOR_DATA_ABNORMAL = 2
+    ACL_TENSOR_DATA_SLICE_TENSOR = 3
+    ACL_TENSOR_DATA_END_TENSOR = 4
+
+
+class acltdtQueueAttrType(IntEnum):  # noqa: N801
+    ACL_TDT_QUEUE_NAME_PTR = 0
+    ACL_TDT_QUEUE_DEPTH_UINT32 = 1
+
+
+class acltdtQueueRouteParamType(IntEnum):  # noqa: N801
+    ACL_TDT_QUEUE_ROUTE_SRC_UINT32 = 0
+    ACL_TDT_QUEUE_ROUTE_DST_UINT32 = 1
+    ACL_TDT_QUEUE_ROUTE_STATUS_INT32 = 2
+
+
+class acltdtQueueRouteQueryMode(IntEnum):  # noqa: N801
+    ACL_TDT_QUEUE_ROUTE_QUERY_SRC = 0
+    ACL_TDT_QUEUE_ROUTE_QUERY_DST = 1
+    ACL_TDT_QUEUE_ROUTE_QUERY_SRC_AND_DST = 2
+    ACL_TDT_QUEUE_ROUTE_QUERY_ABNORMAL = 100
+
+
+class acltdtQueueRouteQueryInfoParamType(IntEnum):  # noqa: N801
+    ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM = 0
+    ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32 = 1
+    ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32 = 2
+
+
+class acltdtAllocBufType(IntEnum):  # noqa: N801
+    ACL_TDT_NORMAL_MEM = 0
+    ACL_TDT_DVPP_MEM = 1
+
+
+# queue permissions (acltdtGrantQueue) and the status of a queue route
+ACL_TDT_QUEUE_PERMISSION_MANAGE: Final = 1
+ACL_TDT_QUEUE_PERMISSION_DEQUEUE: Final = 2
+ACL_TDT_QUEUE_PERMISSION_ENQUEUE: Final = 4
+ACL_TDT_QUEUE_ROUTE_UNBIND: Final = 0
+ACL_TDT_QUEUE_ROUTE_BIND: Final = 1
+ACL_TDT_QUEUE_ROUTE_BIND_ABNORMAL: Final = 2
+
+
 ENUMS: Final[tuple[type[IntEnum], ...]] = (
     aclDataType,
     aclFormat,
@@ -837,6 +886,12 @@ ENUMS: Final[tuple[type[IntEnum], ...]] = (
     aclrtDeviceLimit,
     aclRegisterCallbackType,
     aclrtProcessState,
+    acltdtTensorType,
+    acltdtQueueAttrType,
+    acltdtQueueRouteParamType,
+    acltdtQueueRouteQueryMode,
+    acltdtQueueRouteQueryInfoParamType,
+    acltdtAllocBufType,
 )
 
 

@@ -37,6 +37,7 @@ from client.capi import (
     models,
     randomnum,
     streamstate,
+    tdt,
     vmm,
 )
 from client.capi.convert import Bound, C
@@ -217,6 +218,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **models.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,
+    **tdt.SPECIAL,
     **vmm.SPECIAL,
 }
 

@@ -52,18 +52,17 @@ class Handles:
             self._live[address] = obj
         return address
 
-    def get(self, address: int, cls: type, arg: str, api: str) -> Any:
-        """The live object behind `address` (None for NULL); refuses a handle of another kind or a stale one."""
+    def get(self, address: int, cls: type, arg: str, api: str, code: int = ACLNN_ERR_PARAM_INVALID) -> Any:
+        """The live object behind `address` (None for NULL); refuses a handle of another kind or a stale one
+        with `code` (the aclnn objects' code unless the caller names its API's)."""
         if not address:
             return None
         obj = self._live.get(address)
         if obj is None:
             why = self._gone.get(address, f"is not an {cls.__name__} this program created")
-            raise AclError(ACLNN_ERR_PARAM_INVALID, f"{arg} ({address:#x}) {why}", api)
+            raise AclError(code, f"{arg} ({address:#x}) {why}", api)
         if not isinstance(obj, cls):
-            raise AclError(
-                ACLNN_ERR_PARAM_INVALID, f"{arg} ({address:#x}) is an {type(obj).__name__}, not an {cls.__name__}", api
-            )
+            raise AclError(code, f"{arg} ({address:#x}) is an {type(obj).__name__}, not an {cls.__name__}", api)
         return obj
 
     def drop(self, address: int, why: str) -> None:

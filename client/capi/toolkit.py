@@ -2,7 +2,8 @@
 
     include/acl/acl.h ...          the headers (`client.capi.headers`)
     include/aclnnop/aclnn_<op>.h   one per operator vnpu has, and one per user-declared operator built in
-    lib64/libascendcl.so           the runtime (libacl_rt.so and libacl_rt_impl.so name it too)
+    lib64/libascendcl.so           the runtime (libacl_rt.so, libacl_rt_impl.so, libacl_tdt_channel.so and
+                                   libacl_tdt_queue.so name it too)
     lib64/libnnopbase.so           the aclnn host objects
     lib64/libopapi.so              the operators
     bin/setenv.bash                what CANN's environment script sets, pointing here
@@ -45,8 +46,16 @@ NOT_EXPORTED = frozenset(
         "aclrtCreateStreamV2",
     }
 )
-ALIASES = {"acl_rt": "ascendcl", "acl_rt_impl": "ascendcl"}  # other names programs link the runtime by
-ENTRY_HEADERS = ("acl/acl.h", "acl/acl_rt_allocator.h", "aclnn/aclnn_base.h", "vnpu/vnpu.h")
+# other names programs link the runtime by (the TDT samples link acl_tdt_channel / acl_tdt_queue beside ascendcl)
+ALIASES = {name: "ascendcl" for name in ("acl_rt", "acl_rt_impl", "acl_tdt_channel", "acl_tdt_queue")}
+ENTRY_HEADERS = (
+    "acl/acl.h",
+    "acl/acl_rt_allocator.h",
+    "acl/acl_tdt.h",
+    "acl/acl_tdt_queue.h",
+    "aclnn/aclnn_base.h",
+    "vnpu/vnpu.h",
+)
 
 
 class ToolkitError(Exception):

@@ -70,6 +70,10 @@ CALL_VALUES: Final[dict[tuple[str, str], Any]] = {
     ("aclrtMemAllocManaged", "flag"): c.ACL_RT_MEM_ATTACH_GLOBAL,
     ("aclrtCreateEventWithFlag", "flag"): c.ACL_EVENT_SYNC,
     ("aclrtCreateEventExWithFlag", "flag"): c.ACL_EVENT_SYNC,
+    ("acltdtCreateChannelWithCapacity", "capacity"): 2,
+    ("acltdtCreateQueue", "depth"): 4,
+    ("acltdtDequeueData", "dataSize"): 64,
+    ("acltdtCreateChannel", "name"): "legacy-channel",
     ("aclrtMemImportFromShareableHandleV2", "shareableHandle"): base64.b64encode(bytes(range(8))).decode(),
     **{(name, arg): HANDLE for name, args in _OWN_STREAMS.items() for arg in args},
 }

@@ -14,6 +14,7 @@ from proto.errors import (
 from server.npu.caller import caller_thread
 from server.npu.calls_hostreg import release_host_mappings, unregister_buffer
 from server.npu.calls_ipcmem import close_exports, release_ipc_memory
+from server.npu.calls_tdt import release_tdt
 from server.npu.calls_vmm import release_virtual
 from server.npu.context import AclContext, Context, acl_call, require
 from server.npu.device import Device
@@ -135,6 +136,7 @@ class DeviceCalls(Context):
         self.host_buffers.clear()
         for handle in list(self.notifies):
             self.drop_notify(handle)
+        release_tdt(self)
         self.current.clear()
 
     def _streams_of(self, device: Device) -> list[Stream]:

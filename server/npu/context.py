@@ -51,6 +51,7 @@ from server.npu.labels import Label, LabelIds, LabelList
 from server.npu.model import ModelKind, ModelRI, TaskGroup, Update
 from server.npu.notify import Notify
 from server.npu.stream import Stream, Task
+from server.npu.tdt import Channel
 from server.npu.vmem import Mapping, PhysicalMemory, Reservation, Window
 
 if TYPE_CHECKING:
@@ -145,6 +146,7 @@ class Context:
         self.stream_contexts: dict[int, AclContext] = {}  # stream handle (default or created) -> its ACL context
         self.events: dict[int, Event] = {}
         self.notifies: dict[int, Notify] = {}
+        self.channels: dict[int, Channel] = {}  # handle -> a TDT channel this context opened (calls_tdt)
         self.opened_events: set[int] = set()  # IPC events of other contexts opened here (not ours to destroy)
         self.imported_notifies: set[int] = set()  # the same for notifies (aclrtNotifyImportByKey)
         self.callbacks = Callbacks()  # subscriptions of streams to the threads that run their callbacks

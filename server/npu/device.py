@@ -23,6 +23,7 @@ from server.npu.hostmem import HostMemory
 from server.npu.ops import ViewCache
 from server.npu.ops.plans import PlanCache
 from server.npu.pool import KernelPool
+from server.npu.tdt import DeviceTdt
 from server.npu.trace import Tracer
 from server.npu.vmem import Mapping, PhysicalMemory, VirtualSpace, Window
 
@@ -110,6 +111,7 @@ class Device:
         self.model_ids = IdPool()  # aclmdlRIGetId
         self.stream_ids = count()  # aclrtStreamGetId
         self.notify_ids = count()  # aclrtGetNotifyId
+        self.tdt = DeviceTdt()  # TDT channels, queues and queue routes (server.npu.tdt)
         self.started = time.perf_counter()  # the device clock's zero (aclrtEventGetTimestamp)
 
     def __contains__(self, ptr: int) -> bool:

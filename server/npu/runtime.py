@@ -32,6 +32,7 @@ from server.npu.calls_random import RandomCalls
 from server.npu.calls_reduce import ReduceCalls
 from server.npu.calls_stream import StreamCalls
 from server.npu.calls_stream_attr import StreamAttributeCalls
+from server.npu.calls_tdt import TdtCalls
 from server.npu.calls_value import ValueCalls
 from server.npu.calls_vmm import VirtualMemoryCalls
 
@@ -54,6 +55,7 @@ class Runtime(
     EventCalls,
     IpcCalls,
     NotifyCalls,
+    TdtCalls,
     CallbackCalls,
     ModelCalls,
     BuildCalls,

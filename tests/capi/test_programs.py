@@ -11,11 +11,14 @@ from typing import Any
 import pytest
 
 from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
+from proto.constants import ACL_TDT_QUEUE_ROUTE_BIND
 from proto.errors import (
+    ACL_ERROR_FEATURE_UNSUPPORTED,
     ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
     ACL_ERROR_HOST_MEMORY_NOT_REGISTERED,
     ACL_ERROR_INVALID_FILE,
     ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_INVALID_QUEUE_ID,
     ACL_ERROR_PARSE_FILE,
     ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
     ACL_ERROR_RT_CONTEXT_NULL,
@@ -28,6 +31,8 @@ from proto.errors import (
     ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_MODEL_EXECUTE,
     ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_QUEUE_EMPTY,
+    ACL_ERROR_RT_QUEUE_FULL,
     ACL_ERROR_RT_STREAM_ABORT,
     ACL_ERROR_RT_STREAM_MODEL,
     ACL_ERROR_RT_STREAM_NO_CB_REG,
@@ -599,3 +604,63 @@ def test_model_sync_external_names_ids_and_destroy_callbacks_from_c(
     assert got.pop("callbacks") == "1 1 ordered 1"
     assert int(got.pop("id-after-destroy")) == ACL_ERROR_RT_INVALID_HANDLE
     assert not got, got
+
+
+def test_tdt_channels_and_queues_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """tdt.cpp, linked as CANN's tdt samples link (libacl_tdt_channel, libacl_tdt_queue): random datasets come
+    back byte for byte from a channel of capacity 2, the third send fails with and without a timeout, misuse gets
+    the runtime's codes, and a queue route reads back as bound, then is gone once unbound."""
+    binary = compile_program(toolkit, PROGRAMS / "tdt.cpp", tmp_path, "-lacl_tdt_channel", "-lacl_tdt_queue")
+    done = run_program(toolkit, binary, daemon)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    checks = {
+        "create": "ok",
+        "size-after-1": "1",
+        "size-after-2": "2",
+        "size-after-3": "2",
+        "same-1": "1",
+        "same-2": "1",
+        "type-of-null": "-1",
+        "size-of-null": "0",
+        "slice-info": "0 0",
+        "size-after-clean": "0",
+        "attr-name": "program_src 8",
+        "queues-differ": "1",
+        "routes": "1",
+        "route-matches": "1",
+        "route-status": str(ACL_TDT_QUEUE_ROUTE_BIND),
+        "routes-after-unbind": "0",
+        "dequeued": "100 1 tag",
+    }
+    assert {name: lines.pop(name) for name in checks} == checks
+    nulls = {name: lines.pop(name) for name in ("get-out-of-range", "item-null-dims", "item-end-with-dims")}
+    nulls["capacity-0"] = lines.pop("capacity-0")
+    assert all(line.startswith("NULL ") for line in nulls.values()), nulls
+    assert "capacity 0" in nulls["capacity-0"] and "dimNum is 2" in nulls["item-null-dims"]
+    codes = {name: int(rest.split()[0]) for name, rest in lines.items()}
+    failing = {
+        "send-3-now": ACL_ERROR_RT_QUEUE_FULL,
+        "send-3-wait": ACL_ERROR_RT_QUEUE_FULL,
+        "receive-empty": ACL_ERROR_RT_QUEUE_EMPTY,
+        "receive-empty-wait": ACL_ERROR_RT_QUEUE_EMPTY,
+        "add-to-received": ACL_ERROR_FEATURE_UNSUPPORTED,
+        "receive-into-own": ACL_ERROR_INVALID_PARAM,
+        "dims-too-few": ACL_ERROR_INVALID_PARAM,
+        "size-null": ACL_ERROR_INVALID_PARAM,
+        "size-destroyed": ACL_ERROR_RT_INVALID_HANDLE,
+        "attr-depth-wide": ACL_ERROR_INVALID_PARAM,
+        "attr-depth-narrow": ACL_ERROR_INVALID_PARAM,
+        "queue-same-name": ACL_ERROR_INVALID_PARAM,
+        "query-no-mode": ACL_ERROR_INVALID_PARAM,
+        "query-no-dst": ACL_ERROR_INVALID_PARAM,
+        "get-route-1": ACL_ERROR_INVALID_PARAM,
+        "destroy-dst-again": ACL_ERROR_INVALID_QUEUE_ID,
+        "destroy-attr-again": ACL_ERROR_INVALID_PARAM,
+        "enqueue-full": ACL_ERROR_RT_QUEUE_FULL,
+        "enqueue-null": ACL_ERROR_INVALID_PARAM,
+        "dequeue-small": ACL_ERROR_INVALID_PARAM,
+    }
+    assert {name: codes.pop(name) for name in failing} == failing
+    assert "within 20 ms" in lines["send-3-wait"] and "program_src" in lines["queue-same-name"]
+    assert {name: code for name, code in codes.items() if code != 0} == {}

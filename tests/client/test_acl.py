@@ -18,6 +18,7 @@ import pytest
 import client.acl as acl
 import client.exceptions
 import client.kernels
+import client.tdt
 import proto.aclnn as nn
 import proto.host
 import proto.randomnum
@@ -52,6 +53,7 @@ def test_all_matches_the_call_table_both_ways() -> None:
     local = set(proto.host.FUNCTIONS) | {"aclrtGetLastError", "aclrtPeekAtLastError"}  # no device: spec-breadth 16
     local |= {"aclrtProcessReport", "aclrtRegStreamStateCallback"} | set(client.exceptions.FUNCTIONS)
     local |= set(client.kernels.HOST) | {"aclrtBinaryLoadFromFile"}  # on the host: argument blocks, the file
+    local |= set(client.tdt.HOST)  # TDT data items, datasets, queue attributes, routes: host objects
     assert not local & DEVICE_CALLS
     assert functions == DEVICE_CALLS | host | local | {"aclGetRecentErrMsg"}  # nothing else posing as an ACL call
     for name, value in flat_constants().items():

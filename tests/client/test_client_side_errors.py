@@ -15,6 +15,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 import client.acl as acl
 from client import aio
+from client import tdt as client_tdt
 from client.config import Config
 from client.session import Session
 from proto.calltable import CALLS, Call
@@ -240,7 +241,9 @@ def test_every_argument_of_the_wrong_type_is_an_acl_error(session: Session) -> N
     """Each call of the table through client.acl, each argument in turn given each wrong-typed value (the other
     arguments 0): ACL_ERROR_INVALID_PARAM naming the argument, raised at the call or, for a pipelined call that
     reached the daemon, at the next wait; nothing else, and the session goes on."""
-    cases = wrong_cases()
+    # the TDT calls over host objects (client.tdt.STEPS) take datasets, attributes and route lists, not the
+    # table's wire arguments: their host objects are checked in tests/client/test_tdt_client.py
+    cases = [case for case in wrong_cases() if case[0] not in client_tdt.STEPS]
     assert len(cases) > 1500
     acl.use(session)
     wrong = []

@@ -14,10 +14,14 @@ import pytest
 
 import proto.aclnn as nn
 from proto.calltable import CALLS
-from proto.constants import aclDataType
+from proto.constants import ACL_TDT_QUEUE_ROUTE_BIND, aclDataType
 from proto.errors import (
+    ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_INVALID_QUEUE_ID,
     ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
     ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_QUEUE_EMPTY,
+    ACL_ERROR_RT_QUEUE_FULL,
     ACL_ERROR_RT_STREAM_CAPTURED,
     AclError,
 )
@@ -420,6 +424,7 @@ async def exercise(c: Caller) -> None:
 
     # every aclnn operator once, a few checked against float64
     await every_operator(r, s)
+    await tdt_calls(c)
 
     for event in (plain, legacy, ex, ext):
         await c("aclrtDestroyEvent", event=event)
@@ -432,6 +437,50 @@ async def exercise(c: Caller) -> None:
         await c("aclrtResetDevice", deviceId=0)
     assert caught.value.code == ACL_ERROR_RT_CONTEXT_RELEASE_ERROR
     await c("aclFinalize")
+
+
+async def tdt_calls(c: Caller) -> None:
+    """Channels, queues and routes: a dataset's bytes come back as sent; the capacity and misuse codes hold."""
+    data = RNG.standard_normal(6).astype(np.float32).tobytes()
+    item = {"tensorType": 0, "dims": [2, 3], "dataType": 0, "data": data, "sliceNum": 0, "sliceId": 0}
+    ch = (await c("acltdtCreateChannelWithCapacity", deviceId=0, name="wire", capacity=1))["handle"]
+    await c("acltdtSendTensor", handle=ch, name="ds", items=[item], timeout=0)
+    with pytest.raises(AclError) as caught:
+        await c("acltdtSendTensor", handle=ch, name="ds", items=[item], timeout=0)
+    assert caught.value.code == ACL_ERROR_RT_QUEUE_FULL
+    assert (await c("acltdtQueryChannelSize", handle=ch))["size"] == 1
+    got = await c("acltdtReceiveTensor", handle=ch, timeout=0)
+    raw = got["items"][0]["data"]
+    assert got["name"] == "ds" and (base64.b64decode(raw) if isinstance(raw, str) else raw) == data
+    await c("acltdtSendTensor", handle=ch, name="", items=[item], timeout=-1)
+    await c("acltdtCleanChannel", handle=ch)
+    with pytest.raises(AclError) as caught:
+        await c("acltdtReceiveTensor", handle=ch, timeout=0)
+    assert caught.value.code == ACL_ERROR_RT_QUEUE_EMPTY
+    await c("acltdtStopChannel", handle=ch)
+    await c("acltdtDestroyChannel", handle=ch)
+    legacy = (await c("acltdtCreateChannel", deviceId=0, name="legacy"))["handle"]
+    with pytest.raises(AclError) as caught:
+        await c("acltdtSendTensor", handle=legacy, name="", items=[item], timeout=0)
+    assert caught.value.code == ACL_ERROR_INVALID_PARAM
+    await c("acltdtDestroyChannel", handle=legacy)
+    src = (await c("acltdtCreateQueue", name="src", depth=4))["qid"]
+    dst = (await c("acltdtCreateQueue", name="", depth=4))["qid"]
+    assert (await c("acltdtBindQueueRoutes", routes=[[src, dst]]))["status"] == [ACL_TDT_QUEUE_ROUTE_BIND]
+    found = await c("acltdtQueryQueueRoutes", mode=2, srcId=src, dstId=dst)
+    assert found["routes"] == [[src, dst, ACL_TDT_QUEUE_ROUTE_BIND]]
+    assert (await c("acltdtUnbindQueueRoutes", routes=[[src, dst]]))["status"] == [0]
+    assert (await c("acltdtQueryQueueRoutes", mode=0, srcId=src, dstId=None))["routes"] == []
+    await c("acltdtEnqueueData", qid=src, data=data, userData=b"tag", timeout=0, rsv=0)
+    got = await c("acltdtDequeueData", qid=src, dataSize=len(data), userDataSize=8, timeout=0)
+    raw, tag = got["data"], got["userData"]
+    assert (base64.b64decode(raw) if isinstance(raw, str) else raw) == data and got["retDataSize"] == len(data)
+    assert (base64.b64decode(tag) if isinstance(tag, str) else tag) == b"tag"
+    await c("acltdtDestroyQueue", qid=src)
+    with pytest.raises(AclError) as caught:
+        await c("acltdtDestroyQueue", qid=src)
+    assert caught.value.code == ACL_ERROR_INVALID_QUEUE_ID
+    await c("acltdtDestroyQueue", qid=dst)
 
 
 async def every_operator(r: Remote, s: int) -> None:
