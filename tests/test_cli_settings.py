@@ -127,7 +127,7 @@ def test_serve_help_lists_the_settings_that_have_no_option() -> None:
     )
     text = " ".join(done.stdout.split())
     options = {"host", "port", "uds", "devices", "memory", "max_models", "token", "tokens_file", "log_level"}
-    options |= {"ssl_certfile", "ssl_keyfile", "kernels", "tokens"}
+    options |= {"ssl_certfile", "ssl_keyfile", "kernels", "operators", "tokens"}
     readme = (ROOT / "README.md").read_text()
     for f in fields(Settings):
         if f.name not in options:
