@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from proto.aclnn import aclCreateTensor, aclTensor
+from proto.aclnn import aclCreateScalar, aclCreateTensor, aclnnAddsGetWorkspaceSize, aclTensor
 from proto.constants import ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, aclDataType, aclFormat
 from server.npu import Runtime
 from server.npu.ops.dtypes import NUMPY
@@ -88,3 +88,11 @@ class Vec:
 
     def read(self) -> np.ndarray:
         return download(self.rt, self.ptr, (self.n,), np.float32)
+
+
+def counter_add(rt: Runtime, ptr: int, step: int, stream: int) -> None:
+    """*ptr (int64) += step, as a kernel on `stream`."""
+    t = tensor_at(ptr, (1,), aclDataType.ACL_INT64)
+    one = aclCreateScalar(1, aclDataType.ACL_INT64)
+    ws, ex = aclnnAddsGetWorkspaceSize(t, aclCreateScalar(step, aclDataType.ACL_INT64), one, t)
+    rt.aclnnAdds(0, ws, ex, stream)

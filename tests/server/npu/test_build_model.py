@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 
-from proto.aclnn import aclCreateScalar, aclnnAddsGetWorkspaceSize
 from proto.constants import (
     ACL_EVENT_SYNC,
     ACL_MEMCPY_DEVICE_TO_DEVICE,
@@ -21,7 +20,6 @@ from proto.constants import (
     ACL_STREAM_DEVICE_USE_ONLY,
     ACL_STREAM_FAST_LAUNCH,
     ACL_STREAM_PERSISTENT,
-    aclDataType,
     aclrtCompareDataType,
     aclrtCondition,
     aclrtStreamStatus,
@@ -44,7 +42,7 @@ from proto.errors import (
 from server.npu import Runtime
 from server.npu.build import BuildLane, BuildModel
 from server.npu.model import ModelKind, ModelStatus
-from tests.server.npu.devicekit import Vec, download, tensor_at, upload, upload_into
+from tests.server.npu.devicekit import Vec, counter_add, download, upload, upload_into
 
 HEAD, DEFAULT = ACL_MODEL_STREAM_FLAG_HEAD, ACL_MODEL_STREAM_FLAG_DEFAULT
 I32, I64 = aclrtCompareDataType.ACL_RT_SWITCH_INT32, aclrtCompareDataType.ACL_RT_SWITCH_INT64
@@ -110,14 +108,6 @@ def build(rt: Runtime, model: int) -> BuildModel:
     found = rt.models[model]
     assert isinstance(found, BuildModel)
     return found
-
-
-def counter_add(rt: Runtime, ptr: int, step: int, stream: int) -> None:
-    """*ptr (int64) += step, as a kernel on `stream`."""
-    t = tensor_at(ptr, (1,), aclDataType.ACL_INT64)
-    one = aclCreateScalar(1, aclDataType.ACL_INT64)
-    ws, ex = aclnnAddsGetWorkspaceSize(t, aclCreateScalar(step, aclDataType.ACL_INT64), one, t)
-    rt.aclnnAdds(0, ws, ex, stream)
 
 
 # --- BuildBegin -----------------------------------------------------------------------------------------------

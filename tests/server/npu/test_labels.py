@@ -25,7 +25,7 @@ from proto.errors import (
 from proto.labels import LABEL_INFO_SIZE, MAX_LABELS
 from server.npu import Runtime
 from server.npu.labels import LabelSetTask, SwitchLabelTask
-from tests.server.npu.devicekit import Vec, download, read_bytes, upload, upload_into
+from tests.server.npu.devicekit import Vec, counter_add, download, read_bytes, upload, upload_into
 
 HEAD, DEFAULT = ACL_MODEL_STREAM_FLAG_HEAD, ACL_MODEL_STREAM_FLAG_DEFAULT
 RNG = np.random.default_rng(11)
@@ -392,18 +392,6 @@ async def test_a_process_holds_at_most_65535_labels(rt: Runtime) -> None:
     rt.aclrtDestroyLabel(labels[7])
     again = rt.aclrtCreateLabel()
     assert rt.labels[again].ident == 7 and len(rt.labels) == MAX_LABELS
-
-
-def counter_add(rt: Runtime, ptr: int, step: int, stream: int) -> None:
-    """*ptr (int64) += step, as a kernel on `stream`."""
-    from proto.aclnn import aclCreateScalar, aclnnAddsGetWorkspaceSize
-    from proto.constants import aclDataType
-    from tests.server.npu.devicekit import tensor_at
-
-    t = tensor_at(ptr, (1,), aclDataType.ACL_INT64)
-    one = aclCreateScalar(1, aclDataType.ACL_INT64)
-    ws, ex = aclnnAddsGetWorkspaceSize(t, aclCreateScalar(step, aclDataType.ACL_INT64), one, t)
-    rt.aclnnAdds(0, ws, ex, stream)
 
 
 async def test_setting_a_label_whose_list_was_destroyed_writes_nothing(kit: Kit) -> None:
