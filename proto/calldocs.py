@@ -242,6 +242,9 @@ DOCS: Final[dict[str, str]] = {
     "aclrtLaunchKernelWithConfig": "Queue a kernel on a stream over numBlocks blocks, with an argument block.",
     "vnpuLaunchKernel": "vnpu's own: a kernel launched by name, as <<<numBlocks, nullptr, stream>>>(args...).",
     "vnpuTakePrinted": "vnpu's own: what the process's kernels printed since the last call, in stream order.",
+    "vnpuMarkerMark": "vnpu's own: an instant marker on the calling thread's lane of the trace (mstx, msproftx).",
+    "vnpuMarkerRangeStart": "vnpu's own: a range marker starts on the calling thread's lane; the client numbers it.",
+    "vnpuMarkerRangeEnd": "vnpu's own: a range marker ends and becomes a slice of the trace.",
     # vnpu's own: pinned host memory seen from a remote client
     "vnpuHostWrite": "vnpu's own: write bytes into a pinned host buffer.",
     "vnpuHostRead": "vnpu's own: read bytes from a pinned host buffer.",

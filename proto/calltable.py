@@ -905,6 +905,30 @@ _CALLS: tuple[Call, ...] = (
         asynchronous=True,
         doc="argsHandle: the aclrtArgsHandle's parameters and placeholders (the client builds it on the host).",
     ),
+    # markers (mstx, msproftx) into the trace: the client numbers ranges, so none waits for a reply
+    call(
+        "vnpuMarkerMark",
+        ("message", str),
+        ("domain", str | None),
+        ("stream", Stream),
+        asynchronous=True,
+        doc="An instant marker on the calling thread's lane of the trace (mstxMarkA, aclprofMark).",
+    ),
+    call(
+        "vnpuMarkerRangeStart",
+        ("rangeId", U64),
+        ("message", str),
+        ("domain", str | None),
+        ("stream", Stream),
+        asynchronous=True,
+        doc="A range marker starts (mstxRangeStartA, aclprofRangeStart); the client chose its id.",
+    ),
+    call(
+        "vnpuMarkerRangeEnd",
+        ("rangeId", U64),
+        asynchronous=True,
+        doc="The range `rangeId` ends and becomes a slice of the trace; an id not open is dropped.",
+    ),
     call(
         "vnpuLaunchKernel",
         ("kernelName", str | None),

@@ -18,6 +18,8 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Final
 
+from proto import profconstants as _prof
+
 
 class aclDataType(IntEnum):  # noqa: N801 - the C type name
     ACL_DT_UNDEFINED = -1
@@ -892,7 +894,9 @@ ENUMS: Final[tuple[type[IntEnum], ...]] = (
     acltdtQueueRouteQueryMode,
     acltdtQueueRouteQueryInfoParamType,
     acltdtAllocBufType,
+    *_prof.ENUMS,  # acl_prof.h, acl_dump.h
 )
+globals().update(_prof.DEFINES)  # their #defines, flat like the ones above
 
 
 def flat_constants() -> dict[str, int]:

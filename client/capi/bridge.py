@@ -33,6 +33,7 @@ from client.capi import (
     ipc,
     kernels,
     labels,
+    markers,
     modeledit,
     models,
     randomnum,
@@ -74,6 +75,8 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
     null = c.ffi.NULL
 
     def _failure_value(result: str, code: int) -> Any:
+        if result == "void":  # nothing to return: the message is kept for aclGetRecentErrMsg
+            return None
         if result in ERROR_RESULTS:
             return code
         return null if result.endswith("*") else 0
@@ -214,6 +217,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **ipc.SPECIAL,
     **kernels.SPECIAL,
     **labels.SPECIAL,
+    **markers.SPECIAL,
     **modeledit.SPECIAL,
     **models.SPECIAL,
     **randomnum.SPECIAL,

@@ -97,12 +97,16 @@ def _emit(header: str, kind: str, names: list[str]) -> str:
     if kind == "enums":
         return "\n".join(_enum_c(enums()[name]) for name in names)
     if kind == "defines":
-        return "\n".join(f"#define {n} 0x{defines()[n]:08X}U" for n in names)
+        return "\n".join(_define_c(n, defines()[n]) for n in names)
     ctype = CODE_TYPES.get(header, "int")
     if ctype == "#define":
         return "\n".join(f"#define {n} {codes()[n]}" for n in names)
     suffix = "U" if ctype.startswith("u") else ""
     return "\n".join(f"static const {ctype} {n} = {codes()[n]}{suffix};" for n in names)
+
+
+def _define_c(name: str, value: int) -> str:
+    return f"#define {name} 0x{value:08X}" + ("U" if value <= 0xFFFFFFFF else "ULL")
 
 
 def _enum_c(enum: type[IntEnum]) -> str:

@@ -27,6 +27,7 @@ STD_TYPES = (
 STD_HEADERS = ("stdint.h", "stddef.h", "stdlib.h", "stdbool.h", "string.h", "stdio.h")
 # the library that exports a header's functions, by the first part of its path
 LIBRARIES = {"acl": "ascendcl", "vnpu": "ascendcl", "aclnn": "nnopbase", "aclnnop": "opapi"}
+LIBRARIES.update({"mstx": "ascendcl", "profiling": "ascendcl"})
 
 
 class PrototypeError(Exception):

@@ -2,10 +2,12 @@
 
     include/acl/acl.h ...          the headers (`client.capi.headers`)
     include/aclnnop/aclnn_<op>.h   one per operator vnpu has, and one per user-declared operator built in
-    lib64/libascendcl.so           the runtime (libacl_rt.so, libacl_rt_impl.so, libacl_tdt_channel.so and
-                                   libacl_tdt_queue.so name it too)
+    lib64/libascendcl.so           the runtime (libacl_rt.so, libacl_rt_impl.so, libacl_tdt_channel.so,
+                                   libacl_tdt_queue.so, libmsprofiler.so, libprofapi.so and libascend_dump.so
+                                   name it too)
     lib64/libnnopbase.so           the aclnn host objects
     lib64/libopapi.so              the operators
+    lib64/libc_sec.so              the secure C functions (securec.h), plain C
     bin/setenv.bash                what CANN's environment script sets, pointing here
     share/info/runtime/version.info
 
@@ -46,8 +48,10 @@ NOT_EXPORTED = frozenset(
         "aclrtCreateStreamV2",
     }
 )
-# other names programs link the runtime by (the TDT samples link acl_tdt_channel / acl_tdt_queue beside ascendcl)
-ALIASES = {name: "ascendcl" for name in ("acl_rt", "acl_rt_impl", "acl_tdt_channel", "acl_tdt_queue")}
+# other names programs link the runtime by (the TDT samples link acl_tdt_channel / acl_tdt_queue beside ascendcl;
+# the profiling, mstx and dump libraries of CANN are exported by libascendcl here)
+_RUNTIME_NAMES = ("acl_rt", "acl_rt_impl", "acl_tdt_channel", "acl_tdt_queue", "msprofiler", "profapi", "ascend_dump")
+ALIASES = {name: "ascendcl" for name in _RUNTIME_NAMES}
 ENTRY_HEADERS = (
     "acl/acl.h",
     "acl/acl_rt_allocator.h",
@@ -55,6 +59,7 @@ ENTRY_HEADERS = (
     "acl/acl_tdt_queue.h",
     "aclnn/aclnn_base.h",
     "vnpu/vnpu.h",
+    *("acl/acl_prof.h", "acl/acl_dump.h", "profiling/aprof_pub.h", "mstx/ms_tools_ext.h"),  # profiling, dump
 )
 
 
@@ -151,6 +156,7 @@ def _build(staging: Path, cc: str) -> None:
         _compile(table, library, include, lib64, staging / "build", cc)
     for alias, target in ALIASES.items():
         (lib64 / f"lib{alias}.so").symlink_to(f"lib{target}.so")
+    _compile_securec(include, lib64, cc)
     _write_files(staging)
     shutil.rmtree(staging / "build", ignore_errors=True)
 
@@ -202,6 +208,18 @@ def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path
         ffi.compile(tmpdir=str(build), target=str(lib64 / f"lib{library}.so"))
     except Exception as error:  # distutils' CompileError / LinkError carry the compiler's output
         raise ToolkitError(f"building lib{library}.so failed: {error}") from None
+
+
+def _compile_securec(include: Path, lib64: Path, cc: str) -> None:
+    """libc_sec.so, plain C (`c/securec.c`): the secure C functions are no ACL calls, so no Python is behind them."""
+    import subprocess
+
+    source = PACKAGE / "c" / "securec.c"
+    target = lib64 / "libc_sec.so"
+    args = [cc, "-std=c11", "-D_GNU_SOURCE", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", f"-I{include}"]
+    done = subprocess.run([*args, str(source), "-o", str(target), "-Wl,-soname,libc_sec.so"], capture_output=True)
+    if done.returncode != 0:
+        raise ToolkitError(f"building libc_sec.so failed: {done.stderr.decode(errors='replace')}")
 
 
 def _write_files(staging: Path) -> None:

@@ -48,6 +48,7 @@ from server.npu.hostmem import HostBuffer
 from server.npu.kernels.binary import Binary, Function
 from server.npu.kernels.task import Printed
 from server.npu.labels import Label, LabelIds, LabelList
+from server.npu.markers import OpenRange
 from server.npu.model import ModelKind, ModelRI, TaskGroup, Update
 from server.npu.notify import Notify
 from server.npu.stream import Stream, Task
@@ -170,6 +171,7 @@ class Context:
         self.gone: dict[int, str] = {}  # handles this context destroyed lately -> what they were (bounded)
         self.groups: dict[int, TaskGroup] = {}
         self.binaries: dict[int, Binary] = {}  # aclrtBinHandle -> a loaded kernel binary (server.npu.calls_kernel)
+        self.marker_ranges: dict[int, OpenRange] = {}  # range id -> a range marker not ended (server.npu.markers)
         self.functions: dict[int, Function] = {}  # aclrtFuncHandle -> a kernel of one of them
         self.printed = Printed()  # kernel printf not yet collected by the process (vnpuTakePrinted)
         self.capturing: dict[Stream, Capture] = {}  # every stream of every active capture

@@ -22,6 +22,7 @@ from server.npu.calls_ipc import IpcCalls
 from server.npu.calls_ipcmem import IpcMemoryCalls
 from server.npu.calls_kernel import KernelCalls
 from server.npu.calls_label import LabelCalls
+from server.npu.calls_marker import MarkerCalls
 from server.npu.calls_memory import MemoryCalls
 from server.npu.calls_misc import MiscModelCalls
 from server.npu.calls_model import ModelCalls
@@ -48,6 +49,7 @@ class Runtime(
     ValueCalls,
     ReduceCalls,
     KernelCalls,
+    MarkerCalls,
     RandomCalls,
     StreamAttributeCalls,
     StreamCalls,

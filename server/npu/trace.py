@@ -34,6 +34,8 @@ KINDS = {
     "ModelExecuteTask": "model",
     "LabelSetTask": "label",
     "SwitchLabelTask": "label switch",
+    "MarkTask": "mark",  # server.npu.markers: the program's own marks and ranges
+    "RangeTask": "range",
 }
 
 
@@ -126,7 +128,8 @@ async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int 
 def chrome(
     events: list[TraceEvent], epoch: float, owner_name: Callable[[object], str] | None = None
 ) -> list[dict[str, Any]]:
-    """Chrome trace events (Perfetto, chrome://tracing): one complete ("X") event per task, in microseconds, one
+    """Chrome trace events (Perfetto, chrome://tracing): one complete ("X") event per task and range, an instant
+    ("i") per mark, in microseconds, one
     process per device and one thread per lane, named by metadata events; `owner_name` names each event's
     context in its args."""
     out: list[dict[str, Any]] = []
@@ -148,16 +151,10 @@ def chrome(
             args["Error"] = e.error
         if e.detail is not None:
             args["Detail"] = e.detail
-        out.append(
-            {
-                "name": e.name,
-                "cat": e.kind,
-                "ph": "X",
-                "ts": round((e.start - epoch) * 1e6, 3),
-                "dur": round((e.end - e.start) * 1e6, 3),
-                "pid": pid,
-                "tid": tid,
-                "args": args,
-            }
-        )
+        event = {"name": e.name, "cat": e.kind, "ph": "X", "ts": round((e.start - epoch) * 1e6, 3)}
+        if e.kind == "mark":  # an instant on its thread's lane
+            event.update(ph="i", s="t")
+        else:
+            event["dur"] = round((e.end - e.start) * 1e6, 3)
+        out.append({**event, "pid": pid, "tid": tid, "args": args})
     return out

@@ -32,9 +32,9 @@ def test_layout(toolkit: Path) -> None:
     for decl in DECLS:
         assert (toolkit / "include" / headers.op_header_path(decl)).is_file()
     assert (toolkit / "include/aclnnop/aclnn_add.h").is_file()
-    for name in ("ascendcl", "nnopbase", "opapi"):
+    for name in ("ascendcl", "nnopbase", "opapi", "c_sec"):
         assert (toolkit / "lib64" / f"lib{name}.so").is_file()
-    for alias in ("acl_rt", "acl_rt_impl"):
+    for alias in ("acl_rt", "acl_rt_impl", "acl_tdt_channel", "acl_tdt_queue", "msprofiler", "profapi", "ascend_dump"):
         assert (toolkit / "lib64" / f"lib{alias}.so").resolve() == (toolkit / "lib64/libascendcl.so").resolve()
     assert (toolkit / "share/info/runtime/version.info").read_text().startswith(f"Version={tk.VERSION}\n")
 

@@ -174,6 +174,9 @@ async def exercise(c: Caller) -> None:
     await c("vnpuLaunchKernel", kernelName="DeviceRead", numBlocks=1, stream=s2, args=slot)
     await c("aclrtSynchronizeStream", stream=s2)
     assert (await c("vnpuTakePrinted"))["text"].startswith("Destination data: ")
+    await c("vnpuMarkerRangeStart", rangeId=3, message="r", domain=None, stream=s2)
+    await c("vnpuMarkerMark", message="m", domain="d", stream=s2)
+    await c("vnpuMarkerRangeEnd", rangeId=3)
     await c("aclrtBinaryUnLoad", binHandle=kernels)
     counter = (await c("aclrtMalloc", size=16, policy=0))["devPtr"]
     await c("aclrtMemset", devPtr=counter, maxCount=16, value=0, count=16)
