@@ -44,7 +44,7 @@ VIRTUAL_OFFSET = DEVICE_STRIDE // 2  # where a device's virtual zone starts in i
 # kernel would stall the loop (and every other stream and client) for longer than a hop.
 OFFLOAD_BYTES = 4 << 20
 # The work of one launch (server.npu.launch_bounds): elements computed, workspace bytes, seconds on the pool.
-MAX_LAUNCH_ELEMENTS = 1 << 33  # VNPU_MAX_LAUNCH_ELEMENTS: numpy does ~1e9 a second per core
+MAX_LAUNCH_ELEMENTS = 1 << 34  # VNPU_MAX_LAUNCH_ELEMENTS: numpy adds ~1e9 a second per core, BLAS multiply-adds ~1e11
 MAX_LAUNCH_WORKSPACE = 4 << 30  # VNPU_MAX_LAUNCH_WORKSPACE
 LAUNCH_TIMEOUT = 60.0  # VNPU_LAUNCH_TIMEOUT
 

@@ -43,6 +43,10 @@ async def runtime_on(machine: Machine) -> Runtime:
     return rt
 
 
+def upload_scalar(rt: Runtime, value: np.float32) -> int:
+    return device_tensor(rt, np.array([value], np.float32))[1]
+
+
 @pytest.fixture
 async def bounded() -> AsyncIterator[tuple[Machine, Runtime]]:
     machine = Machine(memory_bytes=128 << 20, max_launch_workspace=1 << 20, launch_timeout=0.3)
@@ -77,10 +81,22 @@ async def test_the_probes_broadcast_matmul_is_refused_before_any_work(rt: Runtim
     assert time.monotonic() - started < 0.5
     figure = 1024 * 1024 * k + 2 * 1024 * k + 1024 * 1024
     assert info.value.code == ACL_ERROR_RT_OVER_LIMIT and info.value.api == "aclnnMatmul"
-    for named in (str(figure), str(1 << 33), "inner dimension 65536", "VNPU_MAX_LAUNCH_ELEMENTS"):
+    for named in (str(figure), str(1 << 34), "inner dimension 65536", "VNPU_MAX_LAUNCH_ELEMENTS"):
         assert named in info.value.message, info.value.message
     assert rt.stream(0).queued == 0 and rt.aclrtGetMemInfo(1)[0] == free
     await check_matmul(rt)
+
+
+async def test_a_2048_matmul_is_under_the_default_bound(rt: Runtime) -> None:
+    """`vnpu bench` figure 6's 2048² float32 matmul (2**33 multiply-adds plus its tensors) runs with the defaults."""
+    value = np.float32(RNG.uniform(0.5, 1.5))
+    one = upload_scalar(rt, value)
+    out_t, out = device_tensor(rt, np.zeros((2048, 2048), np.float32))
+    ws, executor = aclnnMatmulGetWorkspaceSize(broadcast(one, (2048, 2048)), broadcast(one, (2048, 2048)), out_t, 0)
+    rt.aclnnMatmul(rt.aclrtMalloc(ws, 0) if ws else 0, ws, executor, 0)
+    await rt.aclrtSynchronizeStream(0)
+    got = download(rt, out, (2048, 2048), np.float32)
+    np.testing.assert_allclose(got, np.full((2048, 2048), np.float64(value) ** 2 * 2048), rtol=1e-4)
 
 
 async def test_elements_are_bounded_at_the_setting() -> None:
