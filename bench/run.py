@@ -35,6 +35,7 @@ from bench.copies import figure5, figure6
 from bench.daemon import ROOT, Daemon
 from bench.embedded import figure11
 from bench.launches import figure1, figure2, figure3, figure4
+from bench.memcall import figure13
 from bench.memory import figure9, idle_row
 from bench.report import Row, table
 from bench.scaling import figure8
@@ -54,6 +55,7 @@ TITLES = {
     "10": "calls from C (the toolkit) vs the Python client",
     "11": "the embedded device vs the device driven directly, and vs the daemon",
     "12": "a waiting call and the seed step vs a raw round trip, over TCP and a Unix socket",
+    "13": "the daemon's memory per call (tracemalloc)",
 }
 
 
@@ -134,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             ("10", lambda: figure10(bench)),
             ("11", lambda: figure11(bench)),
             ("12", lambda: figure12(bench)),
+            ("13", lambda: figure13(bench)),
         ]
         try:
             for number, run in figures:
