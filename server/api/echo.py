@@ -10,7 +10,6 @@ Bearer`, or `?token=`), else it is refused the same way (see `ws.refuse`). No se
 
 from __future__ import annotations
 
-import msgpack
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 
 from proto.envelope import error_envelope
@@ -21,7 +20,7 @@ from server.api.ws import refuse
 
 
 def _error(message: str) -> bytes:
-    packed: bytes = msgpack.packb(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, message, "echo")))
+    packed = budget.pack(error_envelope(None, AclError(ACL_ERROR_INVALID_PARAM, message, "echo")))
     return packed
 
 
@@ -48,6 +47,6 @@ def install(app: FastAPI) -> None:
                 except Exception as error:
                     await websocket.send_bytes(_error(f"not msgpack: {error}"))
                     continue
-                await websocket.send_bytes(msgpack.packb(message, use_bin_type=True))
+                await websocket.send_bytes(budget.pack(message))  # as server.api.ws packs replies
         except WebSocketDisconnect:
             return

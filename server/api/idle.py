@@ -30,8 +30,7 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any
 
-import msgpack
-
+from server.api import budget
 from server.api.sessions import Session
 from server.npu.caller import calling_thread
 from server.npu.stream import Stream
@@ -112,7 +111,7 @@ class StreamNews:
             del self.watching[handle]
         wire_thread = list(thread) if isinstance(thread, tuple) else thread
         news = {"stream": handle, "finished": finished, "upto": self.last_received, "thread": wire_thread}
-        await self.send(msgpack.packb(news))
+        await self.send(budget.pack(news))
 
     async def close(self) -> None:
         for task in list(self.watching.values()):

@@ -20,7 +20,6 @@ from collections import deque
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-import msgpack
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from starlette.websockets import WebSocketState
 
@@ -77,7 +76,7 @@ class Connection:
         self._acks: deque[asyncio.Future[None]] = deque()  # joins announced, waiting for the client to acknowledge
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self._send(msgpack.packb(message, use_bin_type=True))
+        await self._send(budget.pack(message))
 
     async def _send(self, data: bytes) -> None:
         async with self._send_lock:
@@ -120,7 +119,7 @@ class Connection:
                 return False
             if idle and (self._probe is None or self._probe.done()):
                 notice = {"paused": {"calls": self.queued, "bytes": self.pending.used}}
-                self._probe = asyncio.ensure_future(self._tell(msgpack.packb(notice)))
+                self._probe = asyncio.ensure_future(self._tell(budget.pack(notice)))
         return not self.gone.is_set()
 
     async def _accept(self, message: object, size: int) -> None:
@@ -170,7 +169,7 @@ class Connection:
             if reply is None or self.gone.is_set():
                 return
             self._annotate(reply, thread, request.api)
-            data = msgpack.packb(reply, use_bin_type=True)
+            data = budget.pack(reply)
             del reply
             self.replies.give(held)
             held = len(data)
@@ -229,7 +228,7 @@ class Connection:
             return
         acked = asyncio.get_running_loop().create_future()
         self._acks.append(acked)
-        await self._tell(msgpack.packb({"shared": True}))
+        await self._tell(budget.pack({"shared": True}))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(acked), ACK_S)
 

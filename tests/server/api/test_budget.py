@@ -7,9 +7,11 @@ import tracemalloc
 
 import httpx
 import msgpack
+import numpy as np
 import pytest
 
 from proto.errors import ACL_ERROR_INVALID_PARAM
+from server.api import budget
 from server.api.budget import MAX_ELEMENTS, TooManyElements, unpack
 from tests.server.api.callers import WsCaller
 from tests.server.api.conftest import LiveServer
@@ -61,3 +63,22 @@ async def test_a_rest_body_of_tiny_elements_is_refused(http: httpx.AsyncClient) 
     assert error["code"] == ACL_ERROR_INVALID_PARAM and "map and array entries" in error["message"]
     await http.post("/v1/call/aclInit", json={"configPath": None})
     assert (await http.post("/v1/call/aclrtGetDeviceCount", json={})).json()["count"] == 2
+
+
+def test_pack_is_msgpack_at_any_size_and_leaves_no_big_buffer() -> None:
+    """`budget.pack` (every reply and notice of the WebSocket) encodes as msgpack.packb does, a reply over its small
+    starting buffer included, and one waiting call's reply no longer passes through a 256 KiB buffer."""
+    rng = np.random.default_rng(11)
+    small = {"id": 7, "result": {"stream": int(rng.integers(1 << 40)), "ok": None}, "idle": [1, 2]}
+    large = {"id": 8, "result": {"data": rng.integers(0, 256, 3 << 20, dtype=np.uint8).tobytes()}}
+    for message in (small, large):
+        assert budget.pack(message) == msgpack.packb(message, use_bin_type=True)
+        assert msgpack.unpackb(budget.pack(message)) == message
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        budget.pack(small)
+        assert tracemalloc.get_traced_memory()[1] - base < 4096
+    finally:
+        tracemalloc.stop()
