@@ -15,6 +15,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from sys import intern
 from typing import Any
 
 from proto.errors import AclError
@@ -67,9 +68,10 @@ _Record = tuple[type, str, Where, float, float, int | None, str | None, str | No
 
 def _names(task: Any) -> tuple[str, str | None]:
     """A task's slice name and detail: a task whose description changes between runs (a task group's update
-    count) has a stable `title()` to be named by, so a trace viewer aggregates its runs."""
+    count) has a stable `title()` to be named by, so a trace viewer aggregates its runs. Names are interned: the
+    ring's records of a kernel launched 100k times share one string (68 bytes a record less, bench figure 13)."""
     title = getattr(task, "title", None)
-    return (task.describe(), None) if title is None else (title(), task.describe())
+    return (intern(task.describe()), None) if title is None else (intern(title()), task.describe())
 
 
 def _event(record: _Record) -> TraceEvent:

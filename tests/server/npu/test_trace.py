@@ -131,6 +131,26 @@ async def test_the_ring_is_bounded() -> None:
     machine.close()
 
 
+async def test_records_of_one_kernel_share_their_name() -> None:
+    """A kernel launched again and again is recorded under one name string, not a copy per record: a full ring of
+    100k records would otherwise hold 100k equal strings (bench figure 13)."""
+    machine = Machine(devices=1, memory_bytes=1 << 20, trace_capacity=100)
+    rt = Runtime(machine)
+    rt.aclInit()
+    rt.aclrtSetDevice(0)
+    start = np.random.default_rng(3).random(8, dtype=np.float32)
+    x = Vec(rt, start)
+    for _ in range(20):
+        x.adds(x, 0.5, 0)
+    await rt.aclrtSynchronizeStream(0)
+    names = [record[1] for record in machine.tracer.ring]
+    assert len(names) == 20 and len(set(names)) == 1 and "aclnnAdds" in names[0]
+    assert len({id(name) for name in names}) == 1
+    np.testing.assert_allclose(x.read(), start.astype(np.float64) + 10, rtol=1e-6)
+    await rt.release_all()
+    machine.close()
+
+
 def test_reading_since_a_time_is_the_filter_of_the_whole_ring() -> None:
     """`events(since, owners)` reads back only from the newest record (reliability 20) and answers what filtering
     the whole ring would, for every `since` and owner set."""
