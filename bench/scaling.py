@@ -1,7 +1,9 @@
 """Figure 8: 1, 2, 4, 8 client processes each running the seed loop at once -- aggregate steps/s.
 
 The eight worker processes (`bench.worker seed`) connect and capture once; each round then starts k of them at
-the same instant for a fixed window. The rounds go 1, 2, 4, 8, 1, 2, 4, 8, ... so drift touches every level."""
+the same instant for a fixed window. The rounds go 1, 2, 4, 8, 1, 2, 4, 8, ... so drift touches every level. The
+daemon's CPU time over each round, as a share of one core, says where its core saturates (the daemon runs the
+calls of every client on one event loop)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ def figure8(bench: Bench) -> list[Row]:
     window = bench.pick(1.5, 0.3)
     workers = [spawn(["-m", "bench.worker", "seed", bench.daemon.endpoint]) for _ in range(max(levels))]
     rates: dict[int, list[float]] = {k: [] for k in levels}
+    busy: dict[int, list[float]] = {k: [] for k in levels}  # the daemon's CPU seconds per second of the round
     try:
         for w in workers:
             if _line(w, 60) != "ready":
@@ -43,10 +46,12 @@ def figure8(bench: Bench) -> list[Row]:
                     w.stdin.write(f"run {start:.6f} {window}\n")
                     w.stdin.flush()
                 total = 0.0
+                cpu = bench.daemon.cpu_seconds()
                 for w in workers[:k]:
                     _, steps, elapsed = _line(w, window + 30).split()
                     total += int(steps) / float(elapsed)
                 rates[k].append(total)
+                busy[k].append((bench.daemon.cpu_seconds() - cpu) / max(time.monotonic() - start, window))
         for w in workers:
             assert w.stdin is not None
             with contextlib.suppress(BrokenPipeError):
@@ -76,7 +81,8 @@ def figure8(bench: Bench) -> list[Row]:
                 ratio=ratio if k > 1 else None,
                 ratio_meaning="of one client's rate",
                 goal=Goal(">=", 1.0) if k == max(levels) and k > 1 else None,
-                extra={"window_s": window},
+                note=f"daemon {summary(busy[k])['median']:.0%} of a core",
+                extra={"window_s": window, "daemon_core_share": busy[k]},
             )
         )
     rows[0].extra["curve_steps_per_s"] = {k: summary(v)["median"] for k, v in rates.items()}
