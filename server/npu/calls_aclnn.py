@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from proto.aclnn import OPS, KernelDesc, aclOpExecutor, consume, revalidate
 from proto.errors import ACL_ERROR_RT_OVER_LIMIT, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
@@ -20,11 +21,22 @@ from server.npu.arena import MemoryFault
 from server.npu.context import Context, acl_call, require
 from server.npu.device import Device
 from server.npu.ops.work import elements_computed
-from server.npu.tasks import KernelTask
+from server.npu.tasks import KernelTask, Pins
 
 # Elements a tensor of one kernel may view. The NPU would grind through more; on numpy, 2**31 float32 elements take
 # seconds, and a zero-stride view can name 2**62 of them over 4 bytes of memory.
 MAX_ELEMENTS = 1 << 31
+CHECKED_KEPT = 1024  # checked launches a context remembers (forgotten all at once past that)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedLaunch:
+    """A launch's description as checked in memory epoch `epoch`: its pins and work hold until the epoch moves."""
+
+    kernel: KernelDesc
+    epoch: int
+    pins: Pins
+    work: int
 
 
 class AclnnCalls(Context):
@@ -62,7 +74,29 @@ class AclnnCalls(Context):
     def kernel_task(
         self, api: str, workspace: int, workspace_size: int, executor: KernelDesc, device: Device
     ) -> KernelTask:
-        """The task of the phase-2 call `api`: the description checked again, its memory pinned on `device`."""
+        """The task of the phase-2 call `api`: the description checked again, its memory pinned on `device`.
+
+        A launch repeated with the same description and workspace (an eager loop, a replay's update) is checked
+        once per memory epoch: nothing the checks depend on changes until some memory is freed or unmapped,
+        which moves the epoch (as `KernelTask.run` relies on). Only launches whose memory is all plain
+        allocations of this context are remembered; one over mapped, imported or registered memory is checked
+        every time."""
+        epoch = self.machine.epoch.value
+        key = (id(executor), api, workspace, workspace_size, device.index)
+        known = self.checked_launches.get(key)
+        if known is not None and known.kernel is executor and known.epoch == epoch:
+            return KernelTask(api, executor, workspace, workspace_size, known.pins, known.work, epoch)
+        task, plain = self._kernel_task(api, workspace, workspace_size, executor, device)
+        if plain:
+            if len(self.checked_launches) >= CHECKED_KEPT:
+                self.checked_launches.clear()
+            self.checked_launches[key] = CheckedLaunch(executor, epoch, task.pins, task.work)
+        return task
+
+    def _kernel_task(
+        self, api: str, workspace: int, workspace_size: int, executor: KernelDesc, device: Device
+    ) -> tuple[KernelTask, bool]:
+        """The task, and whether all its memory is plain allocations of this context (see `kernel_task`)."""
         kernel = revalidate(executor)
         if api != f"aclnn{kernel.op}":
             raise AclError(ACLNN_ERR_PARAM_INVALID, f"the executor describes aclnn{kernel.op}, not {api}")
@@ -72,6 +106,7 @@ class AclnnCalls(Context):
         if workspace_size:
             require(workspace != 0, f"workspace is NULL but workspaceSize is {workspace_size}", bad)
         pins = [self._pin(device, "workspace", workspace, workspace_size)] if workspace_size else []
+        plain = all(self._allocated(device, ptr, workspace_size) for ptr, _ in pins)
         work = workspace_size
         for name, tensor in kernel.tensors.items():
             if tensor is None:
@@ -86,9 +121,10 @@ class AclnnCalls(Context):
             start, nbytes = tensor.byte_range()
             if nbytes:
                 pins.append(self._pin(device, name, start, nbytes))
+                plain = plain and self._allocated(device, start, nbytes)
         self._check_work(api, kernel)
         checked = self.machine.epoch.value  # the pins hold until memory is freed
-        return KernelTask(api, kernel, workspace, workspace_size, tuple(pins), work, checked)
+        return KernelTask(api, kernel, workspace, workspace_size, tuple(pins), work, checked), plain
 
     def _check_work(self, api: str, kernel: KernelDesc) -> None:
         """207012 for a launch beyond the machine's bounds on one launch's work, before anything is done."""
@@ -110,12 +146,17 @@ class AclnnCalls(Context):
     def _pin(self, device: Device, name: str, ptr: int, nbytes: int) -> tuple[int, object]:
         """(ptr, the allocation it lies in) once [ptr, ptr + nbytes) is checked to be live memory of this context
         on `device` (see `tasks.Pins`)."""
-        if ptr in device.arena:  # the common case first
-            block = device.arena.find(ptr)
-            if block is not None and block.ptr in self.allocations and ptr + nbytes <= block.end:
-                return ptr, block
+        if self._allocated(device, ptr, nbytes):  # the common case first
+            return ptr, device.arena.find(ptr)
         self._check_memory(device, name, ptr, nbytes)  # mapped, imported or registered memory; else raises
         return ptr, device.find(ptr)
+
+    def _allocated(self, device: Device, ptr: int, nbytes: int) -> bool:
+        """Whether [ptr, ptr + nbytes) lies in one aclrtMalloc allocation of this context on `device`."""
+        if ptr not in device.arena:
+            return False
+        block = device.arena.find(ptr)
+        return block is not None and block.ptr in self.allocations and ptr + nbytes <= block.end
 
     def _check_memory(self, device: Device, name: str, ptr: int, nbytes: int) -> None:
         if nbytes == 0:

@@ -56,6 +56,7 @@ from server.npu.tdt import Channel
 from server.npu.vmem import Mapping, PhysicalMemory, Reservation, Window
 
 if TYPE_CHECKING:
+    from server.npu.calls_aclnn import CheckedLaunch
     from server.npu.calls_hostreg import Registration
     from server.npu.calls_ipcmem import IpcMemory
     from server.npu.cond import CondHandle
@@ -152,6 +153,7 @@ class Context:
         self.imported_notifies: set[int] = set()  # the same for notifies (aclrtNotifyImportByKey)
         self.callbacks = Callbacks()  # subscriptions of streams to the threads that run their callbacks
         self.allocations: dict[int, Device] = {}  # device pointer -> its device
+        self.checked_launches: dict[tuple[object, ...], CheckedLaunch] = {}  # aclnn launches checked (calls_aclnn)
         self.host_buffers: set[int] = set()
         self.ipc_exports: dict[str, IpcMemory] = {}  # aclrtIpcMemGetExportKey's keys of this context's memory
         self.ipc_imports: dict[str, tuple[IpcMemory, Window]] = {}  # imported IPC keys -> their window here

@@ -220,3 +220,55 @@ async def test_a_replay_after_a_free_and_a_new_allocation_fails_naming_the_addre
     with pytest.raises(AclError) as info:
         await rt.aclrtSynchronizeStream(s)
     assert info.value.code == ACL_ERROR_RT_DEVICE_MEM_ERROR and f"{xp:#x}" in info.value.message
+
+
+async def test_a_repeated_launch_is_checked_again_once_memory_was_freed(rt: Runtime) -> None:
+    """Launches of one description are checked once per memory epoch (calls_aclnn.kernel_task): repeated, they
+    compute as fresh ones; after any free -- here of an operand, then of unrelated memory -- they are checked
+    again, so the freed operand is refused at issue with the code of a never-checked launch."""
+    a, b = RNG.standard_normal(16).astype(np.float32), RNG.standard_normal(16).astype(np.float32)
+    x, _ = device_tensor(rt, a)
+    y, yp = device_tensor(rt, b)
+    o, out = device_tensor(rt, np.zeros(16, np.float32))
+    _, ex = aclnnMulGetWorkspaceSize(x, y, o)
+    aclSetAclOpExecutorRepeatable(ex)
+    for _ in range(3):
+        rt.aclnnMul(0, 0, ex, 0)
+    await rt.aclrtSynchronizeStream(0)
+    expected = a.astype(np.float64) * b.astype(np.float64)
+    np.testing.assert_allclose(download(rt, out, (16,), np.float32), expected, rtol=1e-6)
+    assert len(rt.checked_launches) == 1
+    rt.aclrtFree(rt.aclrtMalloc(64, 0))  # unrelated memory: the epoch moves, the launch is checked again
+    rt.aclnnMul(0, 0, ex, 0)
+    await rt.aclrtSynchronizeStream(0)
+    rt.aclrtFree(yp)
+    with pytest.raises(AclError) as info:
+        rt.aclnnMul(0, 0, ex, 0)
+    assert info.value.code == ACLNN_ERR_PARAM_INVALID and "other is not inside live memory" in info.value.message
+    await rt.aclrtSynchronizeStream(0)  # nothing was queued by the refused launch; the stream works on
+    np.testing.assert_allclose(download(rt, out, (16,), np.float32), expected, rtol=1e-6)
+
+
+async def test_a_launch_over_registered_host_memory_is_checked_every_time(rt: Runtime) -> None:
+    """Unregistering host memory moves no memory epoch: a launch over it is never remembered, so the same
+    description is refused at issue once the registration is gone."""
+    from proto.constants import ACL_HOST_REG_MAPPED
+    from tests.server.npu.devicekit import pinned
+
+    host = rt.aclrtMallocHost(16 * 4)
+    values = RNG.standard_normal(16).astype(np.float32)
+    pinned(rt, host, 16)[:] = values
+    rt.aclrtHostRegisterV2(host, 16 * 4, ACL_HOST_REG_MAPPED)
+    mapped = tensor_at(rt.aclrtHostGetDevicePointer(host, 0), (16,), F32)
+    o, out = device_tensor(rt, np.zeros(16, np.float32))
+    _, ex = aclnnMulGetWorkspaceSize(mapped, mapped, o)
+    aclSetAclOpExecutorRepeatable(ex)
+    rt.aclnnMul(0, 0, ex, 0)
+    rt.aclnnMul(0, 0, ex, 0)
+    await rt.aclrtSynchronizeStream(0)
+    np.testing.assert_allclose(download(rt, out, (16,), np.float32), values.astype(np.float64) ** 2, rtol=1e-6)
+    assert rt.checked_launches == {}
+    rt.aclrtHostUnregister(host)
+    with pytest.raises(AclError) as info:
+        rt.aclnnMul(0, 0, ex, 0)
+    assert info.value.code == ACLNN_ERR_PARAM_INVALID and "not inside live memory" in info.value.message
