@@ -72,27 +72,35 @@ def _kinds(annotation: Any, metadata: list[Any]) -> list[Check] | None:
     return None
 
 
+def _either(checks: list[Check]) -> Check:
+    """One check for a field: the value passes if any member's check accepts it."""
+    if len(checks) == 1:
+        return checks[0]
+    first, rest = checks[0], _either(checks[1:])
+    return lambda v: first(v) or rest(v)
+
+
 def _checker(call: Call) -> Callable[[Mapping[str, Any]], list[Any] | None] | None:
     fields = call.request.model_fields
-    plan: list[tuple[str, list[Check], Any]] = []
+    plan: list[tuple[str, Check, Any]] = []
     for name, field in fields.items():
         checks = _kinds(field.annotation, list(field.metadata))
         if checks is None:
             return None
-        plan.append((name, checks, _MISSING if field.is_required() else field.get_default()))
+        plan.append((name, _either(checks), _MISSING if field.is_required() else field.get_default()))
     names = frozenset(fields)
 
     def values(args: Mapping[str, Any]) -> list[Any] | None:
         if not names.issuperset(args):
             return None
         out = []
-        for name, checks, default in plan:
+        for name, check, default in plan:
             value = args.get(name, _MISSING)
             if value is _MISSING:
                 if default is _MISSING:
                     return None
                 out.append(default)
-            elif any(check(value) for check in checks):
+            elif check(value):
                 out.append(value)
             else:
                 return None
