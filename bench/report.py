@@ -146,7 +146,7 @@ def fmt(x: float, unit: str) -> str:
         return f"{x / 1e9:.3g} GB/s"
     if unit == "B":
         if abs(x) < 1024:
-            return f"{x:.0f} B"
+            return f"{x:.0f} B".replace("-0 B", "0 B")  # a retained size that rounds to nothing
         return _scaled(x, ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")), "B", " ")
     if unit == "x":
         return f"{x:.3g}×"
