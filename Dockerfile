@@ -13,7 +13,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     VNPU_HOST=0.0.0.0 \
     VNPU_PORT=9470
 
-RUN useradd --create-home --uid 10001 vnpu
+# /run/vnpu: where `vnpu serve --uds` puts its socket (docker-compose.yml's "uds" profile mounts a volume there)
+RUN useradd --create-home --uid 10001 vnpu && install -d -o vnpu -g vnpu -m 0750 /run/vnpu
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY proto ./proto

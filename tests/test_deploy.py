@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from dataclasses import fields
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import httpx
@@ -132,6 +132,55 @@ def test_the_entry_command_serves_and_passes_the_healthcheck() -> None:
         output = process.communicate(timeout=30)[0].decode()
     assert process.returncode == 0, output
     assert f"listening on http://127.0.0.1:{port}" in output
+
+
+def test_the_uds_profile_shares_the_socket_and_its_healthcheck_passes(tmp_path: Path) -> None:
+    """The "uds" profile: the daemon's socket lies in a volume the client mounts at the same place, the client names
+    it and joins the daemon's IPC namespace (to map its host buffers), the image gives its user that directory; and
+    the profile's healthcheck, run here against `vnpu serve` with the profile's settings (the socket moved under
+    tmp_path, the bind address loopback), fails before the daemon listens and passes once it does."""
+    services = compose()["services"]
+    daemon, client = services["vnpu-uds"], services["client-uds"]
+    socket_path = PurePosixPath(daemon["environment"]["VNPU_UDS"])
+    assert set(daemon["environment"]) <= SETTING_VARIABLES and set(client["environment"]) <= CLIENT_VARIABLES
+    mounted = dict(reversed(volume.split(":")[:2]) for volume in daemon["volumes"])  # container path -> volume
+    assert mounted[str(socket_path.parent)] in compose()["volumes"] and client["volumes"] == daemon["volumes"]
+    assert client["environment"]["VNPU_ENDPOINT"] == f"unix:{socket_path}"
+    assert daemon["ipc"] == "shareable" and client["ipc"] == "service:vnpu-uds"
+    assert client["depends_on"]["vnpu-uds"]["condition"] == "service_healthy"
+    assert any("-o vnpu" in run and str(socket_path.parent) in run for run in instruction("RUN"))
+    vnpu = Path(sys.executable).parent / "vnpu"
+    here = tmp_path / "vnpu.sock"
+    check = [
+        str(vnpu) if arg == "vnpu" else arg.replace(str(socket_path), str(here))
+        for arg in daemon["healthcheck"]["test"][1:]
+    ]
+    profile = {k: str(v) for k, v in daemon["environment"].items()}
+    env = {
+        **os.environ,
+        **image_env(),
+        **profile,
+        "VNPU_HOST": "127.0.0.1",
+        "VNPU_UDS": str(here),
+        "VNPU_MEMORY": "64MiB",
+    }
+    assert subprocess.run(check, env=env, capture_output=True, timeout=30, check=False).returncode != 0
+    entry = json.loads(instruction("ENTRYPOINT")[0])
+    process = subprocess.Popen([str(vnpu), *entry[1:]], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # as Docker runs a healthcheck: again until it passes
+            done = subprocess.run(check, env=env, capture_output=True, text=True, timeout=30, check=False)
+            if done.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "device" in done.stdout
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=30)[0].decode()
+    assert process.returncode == 0, output
+    assert f"listening on unix:{here}" in output and not here.exists()
 
 
 def test_serve_speaks_tls_with_the_ssl_options(tmp_path: Path) -> None:
