@@ -147,31 +147,24 @@ def figure11(bench: Bench) -> list[Row]:
     loop.close()
     direct.rt.machine.close()
     label = "seed loop step on the embedded device (VNPU_ENDPOINT=embedded, through the client)"
+
+    def against_device(where: str, floor_where: str, on_embedded: list[float], on_device: list[float]) -> Row:
+        return Row(
+            "11",
+            label + where,
+            "s",
+            on_embedded,
+            "the same step driven directly through server.npu in-process" + floor_where,
+            on_device,
+            ratio=[e / d for e, d in zip(on_embedded, on_device, strict=True)],
+            ratio_meaning="the device's own cost",
+            goal=Goal("<=", 1.5),
+            extra={"steps_per_rep": steps},
+        )
+
     return [
-        Row(
-            "11",
-            label,
-            "s",
-            ours,
-            "the same step driven directly through server.npu in-process",
-            device,
-            ratio=[e / d for e, d in zip(ours, device, strict=True)],
-            ratio_meaning="the device's own cost",
-            goal=Goal("<=", 1.5),
-            extra={"steps_per_rep": steps},
-        ),
-        Row(
-            "11",
-            f"{label}, the program on one core",
-            "s",
-            ours_one,
-            "the same step driven directly through server.npu in-process, on one core",
-            device_one,
-            ratio=[e / d for e, d in zip(ours_one, device_one, strict=True)],
-            ratio_meaning="the device's own cost",
-            goal=Goal("<=", 1.5),
-            extra={"steps_per_rep": steps},
-        ),
+        against_device("", "", ours, device),
+        against_device(", the program on one core", ", on one core", ours_one, device_one),
         Row(
             "11",
             label,
