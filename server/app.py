@@ -20,7 +20,7 @@ from server.api.sessions import Registry
 from server.api.settings import Settings
 from server.cli import package_version
 from server.npu import Machine, kernels
-from server.npu.hostmem import sweep_stale
+from server.npu.memory.hostmem import sweep_stale
 
 log = logging.getLogger("vnpu")
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from server.npu import Runtime
-from server.npu.caller import calling_thread
-from server.npu.model import ModelRI
+from server.npu.core.caller import calling_thread
+from server.npu.model.model import ModelRI
 
 MODELS_KEPT = 64  # the newest models of one ended context
 

@@ -32,8 +32,8 @@ from typing import Any
 
 from server.api import budget
 from server.api.sessions import Session
-from server.npu.caller import calling_thread
-from server.npu.stream import Stream
+from server.npu.core.caller import calling_thread
+from server.npu.core.stream import Stream
 
 log = logging.getLogger("vnpu.ws")
 RECENT = 8  # streams named by a connection's latest calls whose state its replies may report

@@ -23,7 +23,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from server.api.auth import viewer_of
-from server.npu.trace import KINDS
+from server.npu.core.trace import KINDS
 
 if TYPE_CHECKING:
     from server.api.sessions import Registry

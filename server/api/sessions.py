@@ -38,8 +38,8 @@ from server.api.history import ContextName, History
 from server.api.metrics import Metrics
 from server.api.settings import Settings
 from server.npu import Machine, Runtime
-from server.npu.caller import ClientThread
-from server.npu.quota import Quota, Share
+from server.npu.core.caller import ClientThread
+from server.npu.memory.quota import Quota, Share
 
 log = logging.getLogger("vnpu.sessions")
 RUN_LABEL = re.compile(r"[A-Za-z0-9._-]{1,64}")

@@ -64,7 +64,7 @@ class Settings:
     max_message: int = 256 << 20  # WebSocket message
     context_memory: int | None = None  # device + pinned bytes per context
     context_handles: int | None = 100_000  # streams, events, models, task groups per context
-    # with tokens naming two tenants or more (server.npu.quota): what one tenant may hold in all its contexts
+    # with tokens naming two tenants or more (server.npu.memory.quota): what one tenant may hold in all its contexts
     tenant_share: float = 0.5  # of each device's limit: max_streams, max_events, max_models, memory (all devices)
     tenant_contexts: int = 64  # contexts (processes, REST sessions that opened one)
     tenant_sessions: int = 256  # sessions (WebSocket connections, REST sessions)

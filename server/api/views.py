@@ -18,7 +18,7 @@ from server.api.history import debug_text
 from server.api.sessions import ContextEntry, Registry
 from server.npu import Machine
 from server.npu.device import Device
-from server.npu.model import ModelRI
+from server.npu.model.model import ModelRI
 
 
 def _state(request: Request) -> tuple[Machine, Registry, list[ContextEntry]]:

@@ -36,31 +36,31 @@ from proto.errors import (
     ACL_ERROR_UNINITIALIZE,
     AclError,
 )
-from server.npu import capture_modes
-from server.npu.arena import Allocation, MemoryFault
-from server.npu.build import BuildLane, BuildModel
-from server.npu.callbacks import Callbacks
-from server.npu.caller import caller_thread
-from server.npu.capture import Capture
+from server.npu.core.callbacks import Callbacks
+from server.npu.core.caller import caller_thread
+from server.npu.core.event import Event
+from server.npu.core.markers import OpenRange
+from server.npu.core.notify import Notify
+from server.npu.core.stream import Stream, Task
 from server.npu.device import Device, Machine
-from server.npu.event import Event
-from server.npu.hostmem import HostBuffer
 from server.npu.kernels.binary import Binary, Function
 from server.npu.kernels.task import Printed
-from server.npu.labels import Label, LabelIds, LabelList
-from server.npu.markers import OpenRange
-from server.npu.model import ModelKind, ModelRI, TaskGroup, Update
-from server.npu.notify import Notify
-from server.npu.stream import Stream, Task
+from server.npu.memory.arena import Allocation, MemoryFault
+from server.npu.memory.hostmem import HostBuffer
+from server.npu.memory.vmem import Mapping, PhysicalMemory, Reservation, Window
+from server.npu.model import capture_modes
+from server.npu.model.build import BuildLane, BuildModel
+from server.npu.model.capture import Capture
+from server.npu.model.labels import Label, LabelIds, LabelList
+from server.npu.model.model import ModelKind, ModelRI, TaskGroup, Update
 from server.npu.tdt import Channel
-from server.npu.vmem import Mapping, PhysicalMemory, Reservation, Window
 
 if TYPE_CHECKING:
-    from server.npu.calls_aclnn import CheckedLaunch
-    from server.npu.calls_hostreg import Registration
-    from server.npu.calls_ipcmem import IpcMemory
-    from server.npu.cond import CondHandle
-    from server.npu.quota import Quota
+    from server.npu.calls.aclnn import CheckedLaunch
+    from server.npu.calls.memory.hostreg import Registration
+    from server.npu.calls.memory.ipcmem import IpcMemory
+    from server.npu.memory.quota import Quota
+    from server.npu.model.cond import CondHandle
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -167,19 +167,19 @@ class Context:
         self.res_limits: dict[tuple[int, int], int] = {}  # (device, aclrtDevResLimitType) -> cores allowed
         self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
         self.models: dict[int, ModelRI] = {}
-        self.sub_models: dict[int, ModelRI] = {}  # branches of condition tasks: not user models (server.npu.cond)
+        self.sub_models: dict[int, ModelRI] = {}  # branches of condition tasks: not user models (server.npu.model.cond)
         self.cond_handles: dict[int, CondHandle] = {}
         self.cond_words: dict[int, CondHandle] = {}  # device word -> its cond handle (memory the runtime owns)
         self.gone: dict[int, str] = {}  # handles this context destroyed lately -> what they were (bounded)
         self.groups: dict[int, TaskGroup] = {}
-        self.binaries: dict[int, Binary] = {}  # aclrtBinHandle -> a loaded kernel binary (server.npu.calls_kernel)
-        self.marker_ranges: dict[int, OpenRange] = {}  # range id -> a range marker not ended (server.npu.markers)
+        self.binaries: dict[int, Binary] = {}  # aclrtBinHandle -> a loaded kernel binary (server.npu.calls.kernel)
+        self.marker_ranges: dict[int, OpenRange] = {}  # range id -> a range marker not ended (server.npu.core.markers)
         self.functions: dict[int, Function] = {}  # aclrtFuncHandle -> a kernel of one of them
         self.printed = Printed()  # kernel printf not yet collected by the process (vnpuTakePrinted)
         self.capturing: dict[Stream, Capture] = {}  # every stream of every active capture
         self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
         self.bound: dict[Stream, BuildLane] = {}  # persistent streams bound to a Build model (aclmdlRIBindStream)
-        self.labels: dict[int, Label] = {}  # aclrtLabel handle -> its label (server.npu.labels)
+        self.labels: dict[int, Label] = {}  # aclrtLabel handle -> its label (server.npu.model.labels)
         self.label_ids = LabelIds()
         self.label_lists: dict[int, LabelList] = {}  # device address -> the label list made there
         self.exchange_modes: dict[Hashable, aclmdlRICaptureMode] = {}

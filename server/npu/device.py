@@ -18,22 +18,22 @@ from proto.errors import (
     ACL_ERROR_RT_NO_STREAM_RESOURCE,
     AclError,
 )
-from server.npu.arena import Allocation, Arena, Epoch, MemoryFault
-from server.npu.hostmem import HostMemory
+from server.npu.core.pool import KernelPool
+from server.npu.core.trace import Tracer
+from server.npu.memory.arena import Allocation, Arena, Epoch, MemoryFault
+from server.npu.memory.hostmem import HostMemory
+from server.npu.memory.vmem import Mapping, PhysicalMemory, VirtualSpace, Window
 from server.npu.ops import ViewCache
 from server.npu.ops.plans import PlanCache
-from server.npu.pool import KernelPool
 from server.npu.tdt import DeviceTdt
-from server.npu.trace import Tracer
-from server.npu.vmem import Mapping, PhysicalMemory, VirtualSpace, Window
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from server.npu.calls_ipcmem import IpcMemory
-    from server.npu.event import Event
-    from server.npu.notify import Notify
-    from server.npu.quota import Quota
+    from server.npu.calls.memory.ipcmem import IpcMemory
+    from server.npu.core.event import Event
+    from server.npu.core.notify import Notify
+    from server.npu.memory.quota import Quota
 
 DEFAULT_MEMORY = 8 << 30
 MAX_WHILE_ITERATIONS = 1_000_000  # VNPU_MAX_WHILE_ITERATIONS: a conditional WHILE model's bound per evaluation
@@ -103,7 +103,7 @@ class Device:
         self.index = index
         base = DEVICE_BASE + index * DEVICE_STRIDE
         self.arena = Arena(base, memory_bytes, epoch)
-        # the upper half of the device's address window: reservations and host-memory windows (server.npu.vmem)
+        # the upper half of the device's address window: reservations and host-memory windows (server.npu.memory.vmem)
         self.virtual = VirtualSpace(base + VIRTUAL_OFFSET, DEVICE_STRIDE - VIRTUAL_OFFSET, self.arena.epoch)
         self.streams = Limit("stream", max_streams, ACL_ERROR_RT_NO_STREAM_RESOURCE)
         self.events = Limit("event", max_events, ACL_ERROR_RT_NO_EVENT_RESOURCE)
@@ -156,7 +156,7 @@ class Machine:
         self.views = ViewCache(self.device_region, self.epoch)
         self.plans = PlanCache(self.views, self.device_region, self.epoch)  # the plans of inline kernels
         self.offload_bytes = offload_bytes
-        self.max_while_iterations = max_while_iterations  # body runs of one WHILE evaluation (server.npu.cond)
+        self.max_while_iterations = max_while_iterations  # body runs of one WHILE evaluation (server.npu.model.cond)
         self.tracer = Tracer(trace_capacity)
         self.max_launch_elements, self.max_launch_workspace = max_launch_elements, max_launch_workspace
         self.launch_timeout = launch_timeout
@@ -186,7 +186,7 @@ class Machine:
         return self.host.find(ptr) if ptr in self.host else None
 
     def hold(self, pins: Iterable[tuple[int, object]]) -> list[tuple[Arena, Allocation]]:
-        """Hold the device allocations of a task's pins while it runs off the loop (see `server.npu.arena`)."""
+        """Hold the device allocations of a task's pins while it runs off the loop (see `server.npu.memory.arena`)."""
         held = []
         for ptr, owner in pins:
             device = self.device_of(ptr)

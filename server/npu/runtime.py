@@ -9,33 +9,33 @@ daemon's call table dispatches to it by name.
 
 from __future__ import annotations
 
-from server.npu.calls_aclnn import AclnnCalls
-from server.npu.calls_build import BuildCalls
-from server.npu.calls_callback import CallbackCalls
-from server.npu.calls_cond import CondCalls
-from server.npu.calls_context import ContextCalls
-from server.npu.calls_devinfo import DeviceInfoCalls
-from server.npu.calls_edit import EditCalls
-from server.npu.calls_event import EventCalls
-from server.npu.calls_hostreg import HostRegistrationCalls
-from server.npu.calls_ipc import IpcCalls
-from server.npu.calls_ipcmem import IpcMemoryCalls
-from server.npu.calls_kernel import KernelCalls
-from server.npu.calls_label import LabelCalls
-from server.npu.calls_marker import MarkerCalls
-from server.npu.calls_memory import MemoryCalls
-from server.npu.calls_misc import MiscModelCalls
-from server.npu.calls_model import ModelCalls
-from server.npu.calls_notify import NotifyCalls
-from server.npu.calls_overflow import OverflowCalls
-from server.npu.calls_peer import PeerCalls
-from server.npu.calls_random import RandomCalls
-from server.npu.calls_reduce import ReduceCalls
-from server.npu.calls_stream import StreamCalls
-from server.npu.calls_stream_attr import StreamAttributeCalls
-from server.npu.calls_tdt import TdtCalls
-from server.npu.calls_value import ValueCalls
-from server.npu.calls_vmm import VirtualMemoryCalls
+from server.npu.calls.aclnn import AclnnCalls
+from server.npu.calls.device.context import ContextCalls
+from server.npu.calls.device.devinfo import DeviceInfoCalls
+from server.npu.calls.device.peer import PeerCalls
+from server.npu.calls.kernel import KernelCalls
+from server.npu.calls.memory.hostreg import HostRegistrationCalls
+from server.npu.calls.memory.ipcmem import IpcMemoryCalls
+from server.npu.calls.memory.memory import MemoryCalls
+from server.npu.calls.memory.random import RandomCalls
+from server.npu.calls.memory.reduce import ReduceCalls
+from server.npu.calls.memory.value import ValueCalls
+from server.npu.calls.memory.vmm import VirtualMemoryCalls
+from server.npu.calls.model.build import BuildCalls
+from server.npu.calls.model.cond import CondCalls
+from server.npu.calls.model.edit import EditCalls
+from server.npu.calls.model.label import LabelCalls
+from server.npu.calls.model.misc import MiscModelCalls
+from server.npu.calls.model.model import ModelCalls
+from server.npu.calls.stream.callback import CallbackCalls
+from server.npu.calls.stream.event import EventCalls
+from server.npu.calls.stream.ipc import IpcCalls
+from server.npu.calls.stream.marker import MarkerCalls
+from server.npu.calls.stream.notify import NotifyCalls
+from server.npu.calls.stream.overflow import OverflowCalls
+from server.npu.calls.stream.stream import StreamCalls
+from server.npu.calls.stream.stream_attr import StreamAttributeCalls
+from server.npu.calls.tdt import TdtCalls
 
 
 class Runtime(

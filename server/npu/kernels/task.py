@@ -12,11 +12,11 @@ import numpy as np
 
 from proto.errors import ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, AclError
 from server.npu.kernels.registry import ArgType, Block, Kernel, KernelTrap
-from server.npu.tasks import KernelTask, Pins, check_pins, offload
+from server.npu.tasks.base import KernelTask, Pins, check_pins, offload
 
 if TYPE_CHECKING:
+    from server.npu.core.stream import Lane
     from server.npu.device import Machine
-    from server.npu.stream import Lane
 
 MAX_PRINTED = 1 << 20  # characters of kernel printf a process has not collected yet; older text is dropped
 

@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from server.npu.allocator import OffsetAllocator, OutOfSpace
+from server.npu.memory.allocator import OffsetAllocator, OutOfSpace
 
 
 def test_first_fit_split_and_coalesce() -> None:

@@ -40,8 +40,8 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Runtime
-from server.npu.build import BuildLane, BuildModel
-from server.npu.model import ModelKind, ModelStatus
+from server.npu.model.build import BuildLane, BuildModel
+from server.npu.model.model import ModelKind, ModelStatus
 from tests.server.npu.devicekit import Vec, counter_add, download, upload, upload_into
 
 HEAD, DEFAULT = ACL_MODEL_STREAM_FLAG_HEAD, ACL_MODEL_STREAM_FLAG_DEFAULT

@@ -22,8 +22,8 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
-from server.npu.caller import caller_thread, calling_thread, thread_of_caller_process
-from server.npu.calls_callback import MAX_REPORT_THREADS
+from server.npu.calls.stream.callback import MAX_REPORT_THREADS
+from server.npu.core.caller import caller_thread, calling_thread, thread_of_caller_process
 from tests.server.npu.devicekit import read_bytes as read
 from tests.server.npu.test_stream_control import fails
 

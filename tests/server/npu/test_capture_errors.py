@@ -50,7 +50,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
-from server.npu.caller import calling_thread
+from server.npu.core.caller import calling_thread
 from tests.server.npu.devicekit import Vec
 
 GLOBAL, THREAD_LOCAL, RELAXED = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from server.npu.capture_modes import GLOBAL, NONE, RELAXED, THREAD_LOCAL, unsafe_call_allowed
+from server.npu.model.capture_modes import GLOBAL, NONE, RELAXED, THREAD_LOCAL, unsafe_call_allowed
 
 G, T, R, M = GLOBAL, THREAD_LOCAL, RELAXED, NONE
 

@@ -31,7 +31,8 @@ from proto.errors import (
     ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING,
     AclError,
 )
-from server.npu import Runtime, modelgraph
+from server.npu import Runtime
+from server.npu.model import graph as modelgraph
 from tests.server.npu.devicekit import Vec, download, tensor_at, upload, upload_into
 
 IF, WHILE, SWITCH = 0, 1, 2

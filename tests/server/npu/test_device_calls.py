@@ -19,7 +19,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
-from server.npu.hostmem import sweep_stale
+from server.npu.memory.hostmem import sweep_stale
 
 
 async def test_calls_before_acl_init_fail(machine: Machine) -> None:

@@ -20,8 +20,8 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
-from server.npu.caller import calling_thread
-from server.npu.stream import Lane
+from server.npu.core.caller import calling_thread
+from server.npu.core.stream import Lane
 
 THREADS = 3
 # what a call may answer when another thread's reset took the device, the stream or the block first

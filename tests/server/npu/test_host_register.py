@@ -22,7 +22,7 @@ from proto.errors import (
     ACL_ERROR_RT_PARAM_INVALID,
 )
 from server.npu import Machine, Runtime
-from server.npu.caller import calling_thread
+from server.npu.core.caller import calling_thread
 from tests.server.npu.devicekit import download, pinned, tensor_at
 from tests.server.npu.test_stream_control import fails
 

@@ -22,7 +22,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
-from server.npu.caller import calling_thread
+from server.npu.core.caller import calling_thread
 from tests.server.npu.devicekit import download, upload, upload_into
 from tests.server.npu.test_stream_control import fails
 

@@ -24,7 +24,7 @@ from proto.errors import (
 )
 from proto.labels import LABEL_INFO_SIZE, MAX_LABELS
 from server.npu import Runtime
-from server.npu.labels import LabelSetTask, SwitchLabelTask
+from server.npu.model.labels import LabelSetTask, SwitchLabelTask
 from tests.server.npu.devicekit import Vec, counter_add, download, read_bytes, upload, upload_into
 
 HEAD, DEFAULT = ACL_MODEL_STREAM_FLAG_HEAD, ACL_MODEL_STREAM_FLAG_DEFAULT
@@ -273,7 +273,7 @@ async def test_an_index_past_the_labels_of_the_model_or_an_unset_slot_fails(kit:
 
 
 async def test_the_views_name_label_and_switch_tasks(kit: Kit) -> None:
-    from server.npu.modelgraph import dot, svg
+    from server.npu.model.graph import dot, svg
 
     model, _ = await kit.branches()
     text = kit.rt.aclmdlRIDebugPrint(model)

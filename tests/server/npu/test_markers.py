@@ -4,7 +4,7 @@ stream; a range not open ends nothing, and the Chrome export writes marks as ins
 from __future__ import annotations
 
 from server.npu import Machine, Runtime
-from server.npu.trace import chrome
+from server.npu.core.trace import chrome
 
 
 async def test_marks_and_ranges_land_on_the_thread_lane(rt: Runtime, machine: Machine) -> None:

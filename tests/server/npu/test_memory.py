@@ -24,7 +24,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
-from server.npu.arena import MemoryFault
+from server.npu.memory.arena import MemoryFault
 from tests.conftest import MEMORY
 
 H2D, D2H, D2D = ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_DEVICE_TO_DEVICE
@@ -242,7 +242,7 @@ async def test_host_pointer_bounds(rt: Runtime) -> None:
 
 
 def test_the_record_of_freed_host_buffers_is_bounded_and_precise(machine: Machine) -> None:
-    from server.npu import hostmem
+    from server.npu.memory import hostmem
 
     host = machine.host
     first = host.malloc(64)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-import server.npu.calls_model
+import server.npu.calls.model.model
 from client.config import Config
 from client.session import Session
 from proto.constants import (
@@ -32,7 +32,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Runtime
-from server.npu.model import ModelKind, ModelRI
+from server.npu.model.model import ModelKind, ModelRI
 from tests.client.conftest import daemon_thread
 from tests.server.npu.devicekit import Vec
 
@@ -239,7 +239,7 @@ async def test_destroy_of_a_model_still_running_after_the_deadline_is_refused_an
 ) -> None:
     """modelri spec 8.3: the runtime waits ~10 s, then answers 107037 and keeps the model (vnpu used to drop it
     and succeed)."""
-    monkeypatch.setattr(server.npu.calls_model, "DESTROY_WAIT", 0.05)
+    monkeypatch.setattr(server.npu.calls.model.model, "DESTROY_WAIT", 0.05)
     s, _, y = parts
     word = rt.aclrtMalloc(8, 0)
     model = blocking(rt, s, word, y)

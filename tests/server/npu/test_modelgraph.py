@@ -10,7 +10,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from proto.constants import ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
-from server.npu import Runtime, modelgraph
+from server.npu import Runtime
+from server.npu.model import graph as modelgraph
 from tests.server.npu.devicekit import Vec
 from tests.server.npu.test_model_edit import kernel_params
 

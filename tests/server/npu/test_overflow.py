@@ -31,7 +31,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
-from server.npu.caller import calling_thread
+from server.npu.core.caller import calling_thread
 from tests.server.npu.devicekit import read_bytes as read
 from tests.server.npu.test_stream_control import fails
 

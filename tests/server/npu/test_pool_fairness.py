@@ -15,7 +15,7 @@ import pytest
 from proto.aclnn import aclCreateTensor, aclnnGeluGetWorkspaceSize
 from proto.constants import ACL_MEMCPY_DEVICE_TO_DEVICE, aclDataType, aclFormat
 from server.npu import Machine, Runtime
-from server.npu.pool import KernelPool, PoolClosed
+from server.npu.core.pool import KernelPool, PoolClosed
 from tests.server.npu.devicekit import device_tensor, read_bytes, upload
 
 WAIT_S = 5.0  # the most any job of these tests waits for a gate

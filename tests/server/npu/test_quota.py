@@ -17,7 +17,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
-from server.npu.quota import Quota, Share
+from server.npu.memory.quota import Quota, Share
 
 KiB = 1 << 10
 RELAXED = aclmdlRICaptureMode.ACL_MODEL_RI_CAPTURE_MODE_RELAXED

@@ -1,5 +1,5 @@
 """aclrtRandomNumAsync (spec-breadth 15): every function and data type against a reference written here from the
-algorithm documented in server/npu/randomgen.py (numpy's Philox keyed by the seed, counting from the device
+algorithm documented in server/npu/tasks/randomgen.py (numpy's Philox keyed by the seed, counting from the device
 counter); the counter's advance; statistics of bounded samples; parameters and counter read when the task runs;
 capture and replay; the runtime's checks and codes, and the stream working after each."""
 

@@ -23,7 +23,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
-from server.npu.caller import calling_thread
+from server.npu.core.caller import calling_thread
 from tests.server.npu.devicekit import read_bytes as read
 
 COMPLETE = aclrtStreamStatus.ACL_STREAM_STATUS_COMPLETE

@@ -11,7 +11,7 @@ import pytest
 from proto.constants import ACL_EVENT_EXTERNAL, ACL_EVENT_SYNC, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
 from proto.errors import AclError
 from server.npu import Machine, Runtime
-from server.npu.trace import chrome
+from server.npu.core.trace import chrome
 from tests.server.npu.devicekit import Vec
 
 
@@ -154,7 +154,7 @@ async def test_records_of_one_kernel_share_their_name() -> None:
 def test_reading_since_a_time_is_the_filter_of_the_whole_ring() -> None:
     """`events(since, owners)` reads back only from the newest record (reliability 20) and answers what filtering
     the whole ring would, for every `since` and owner set."""
-    from server.npu.trace import Tracer, Where
+    from server.npu.core.trace import Tracer, Where
 
     tracer = Tracer(capacity=500)
     rng = np.random.default_rng(7)

@@ -28,8 +28,8 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Machine, Runtime
-from server.npu.caller import calling_thread
-from server.npu.vmem import GRANULARITY
+from server.npu.core.caller import calling_thread
+from server.npu.memory.vmem import GRANULARITY
 from tests.server.npu.devicekit import download, read_bytes, tensor_at, upload, upload_into
 from tests.server.npu.test_stream_control import fails
 
