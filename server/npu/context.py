@@ -39,9 +39,10 @@ from proto.errors import (
 from server.npu.core.callbacks import Callbacks
 from server.npu.core.caller import caller_thread
 from server.npu.core.event import Event
+from server.npu.core.lane import Task
 from server.npu.core.markers import OpenRange
 from server.npu.core.notify import Notify
-from server.npu.core.stream import Stream, Task
+from server.npu.core.stream import Stream
 from server.npu.device import Device, Machine
 from server.npu.kernels.binary import Binary, Function
 from server.npu.kernels.task import Printed
@@ -52,7 +53,8 @@ from server.npu.model import capture_modes
 from server.npu.model.build import BuildLane, BuildModel
 from server.npu.model.capture import Capture
 from server.npu.model.labels import Label, LabelIds, LabelList
-from server.npu.model.model import ModelKind, ModelRI, TaskGroup, Update
+from server.npu.model.model import ModelRI, TaskGroup, Update
+from server.npu.model.state import ModelKind
 from server.npu.tdt import Channel
 
 if TYPE_CHECKING:
@@ -168,8 +170,8 @@ class Context:
         self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
         self.models: dict[int, ModelRI] = {}
         self.sub_models: dict[int, ModelRI] = {}  # branches of condition tasks: not user models (server.npu.model.cond)
-        self.cond_handles: dict[int, CondHandle] = {}
-        self.cond_words: dict[int, CondHandle] = {}  # device word -> its cond handle (memory the runtime owns)
+        self.cond_handles: dict[int, CondHandle[ModelRI]] = {}
+        self.cond_words: dict[int, CondHandle[ModelRI]] = {}  # device word -> its cond handle (memory the runtime owns)
         self.gone: dict[int, str] = {}  # handles this context destroyed lately -> what they were (bounded)
         self.groups: dict[int, TaskGroup] = {}
         self.binaries: dict[int, Binary] = {}  # aclrtBinHandle -> a loaded kernel binary (server.npu.calls.kernel)

@@ -21,7 +21,8 @@ from server.npu.context import Context, acl_call, require
 from server.npu.device import Device
 from server.npu.memory.arena import MemoryFault
 from server.npu.ops.work import elements_computed
-from server.npu.tasks.base import KernelTask, Pins
+from server.npu.tasks.kernel import KernelTask
+from server.npu.tasks.pins import Pins
 
 # Elements a tensor of one kernel may view. The NPU would grind through more; on numpy, 2**31 float32 elements take
 # seconds, and a zero-stride view can name 2**62 of them over 4 bytes of memory.

@@ -30,7 +30,8 @@ from proto.errors import (
 from server.npu.core.caller import ClientThread
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane, Stream
+    from server.npu.core.lane import Lane
+    from server.npu.core.stream import Stream
     from server.npu.device import Device
 
 HOST_FUNC_THREAD = "host functions"  # the thread name of a process's host-function mailbox

@@ -21,7 +21,8 @@ from proto.errors import ACL_ERROR_RT_INVALID_HANDLE, AclError
 from server.npu.core.signal import Signal
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane, Stream
+    from server.npu.core.lane import Lane
+    from server.npu.core.stream import Stream
     from server.npu.device import Device
 
 

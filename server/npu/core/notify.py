@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from server.npu.core.signal import Signal
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane
+    from server.npu.core.lane import Lane
     from server.npu.device import Device
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from proto.errors import ACL_ERROR_RT_STREAM_ABORT, ACL_ERROR_RT_WAIT_TIMEOUT, AclError
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane
+    from server.npu.core.lane import Lane
 
 
 class Signal:

@@ -7,7 +7,7 @@ import contextlib
 import heapq
 import logging
 from collections import deque
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,38 +17,13 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
     AclError,
 )
+from server.npu.core.lane import Memory, Task, abandon
 from server.npu.core.trace import Where, traced
 
 if TYPE_CHECKING:
-    from server.npu.device import Device, Machine
+    from server.npu.device import Device
 
 log = logging.getLogger("vnpu.stream")
-
-
-class Lane(Protocol):
-    """Where a task runs: a stream, or one stream of a model being replayed on a stream."""
-
-    machine: Machine
-    closing: asyncio.Future[None]  # done when the lane is torn down: waits give up
-    where: Where  # for the trace
-
-
-class Task(Protocol):
-    """A unit of device work (frozen records in `tasks`); `api` is the C call that issued it."""
-
-    @property
-    def api(self) -> str: ...
-
-    async def run(self, lane: Lane) -> None: ...
-
-    def describe(self) -> str: ...
-
-
-def abandon(task: Task) -> None:
-    """A task that will never run releases whoever waits for it on the host (a record's mark)."""
-    release = getattr(task, "abandon", None)
-    if release is not None:
-        release()
 
 
 class Stream:
@@ -60,7 +35,7 @@ class Stream:
         self,
         handle: int,
         device: Device,
-        machine: Machine,
+        machine: Memory,
         flags: int = 0,
         default: bool = False,
         owner: object = None,

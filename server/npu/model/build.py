@@ -39,14 +39,17 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_ABORT,
     AclError,
 )
+from server.npu.core.lane import Memory
 from server.npu.core.trace import Where, traced
 from server.npu.memory.arena import MemoryFault
-from server.npu.model.model import Bindings, ModelKind, ModelLane, ModelRI
-from server.npu.tasks.base import Pins, check_pins
+from server.npu.model.model import Bindings, ModelLane, ModelRI
+from server.npu.model.state import ModelKind
+from server.npu.tasks.pins import Pins, check_pins
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane, Stream
-    from server.npu.device import Device, Machine
+    from server.npu.core.lane import Lane
+    from server.npu.core.stream import Stream
+    from server.npu.device import Device
 
 _C = aclrtCondition
 COMPARE: dict[int, tuple[str, Callable[[int, int], bool]]] = {
@@ -121,7 +124,7 @@ class SwitchStreamTask:
             lane.jump = self.target
 
     @staticmethod
-    def _word(machine: Machine, ptr: int, dtype: type) -> int:
+    def _word(machine: Memory, ptr: int, dtype: type) -> int:
         size = np.dtype(dtype).itemsize
         try:
             return int(machine.region(ptr, size).view(dtype)[0])
@@ -147,7 +150,7 @@ class BuildReplayLane:
     """A lane of a Build model while it runs once (see `stream.Lane`)."""
 
     def __init__(self, replay: Replay, lane: BuildLane, on: Lane) -> None:
-        self.machine: Machine = on.machine
+        self.machine: Memory = on.machine
         self.closing = on.closing
         self.replay = replay
         self.lane = lane

@@ -20,11 +20,13 @@ from proto.errors import (
     AclError,
 )
 from server.npu.kernels.task import AnyKernel
-from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelLane, ModelRI, ModelStatus, TaskGroup
+from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelLane, ModelRI, TaskGroup
+from server.npu.model.state import ModelStatus
 
 if TYPE_CHECKING:
     from server.npu.core.event import Event
-    from server.npu.core.stream import Stream, Task
+    from server.npu.core.lane import Task
+    from server.npu.core.stream import Stream
 
 
 class Capture:

@@ -28,7 +28,7 @@ from server.npu.core.event import Event
 from server.npu.core.stream import Stream
 from server.npu.model.capture import Capture
 from server.npu.model.model import CaptureRecord, CaptureWait
-from server.npu.tasks.base import RecordTask, ResetTask, WaitTask
+from server.npu.tasks.event import RecordTask, ResetTask, WaitTask
 
 _LEGACY_IN_CAPTURE = (
     "{event} is a legacy event: in a capture use aclrtCreateEventExWithFlag(ACL_EVENT_SYNC) events to link streams, "

@@ -15,19 +15,16 @@ stream. It yields to the event loop every few iterations so that other streams a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from proto.constants import aclmdlRICondHandleFlag, aclmdlRICondTaskType
 from proto.errors import ACL_ERROR_RT_MODEL_EXECUTE, ACL_ERROR_RT_STREAM_ABORT, AclError
-from server.npu.model.model import ModelStatus
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane
-    from server.npu.model.model import ModelRI
+    from server.npu.core.lane import Lane
 
 IF = aclmdlRICondTaskType.ACL_MODEL_RI_COND_TYPE_IF
 WHILE = aclmdlRICondTaskType.ACL_MODEL_RI_COND_TYPE_WHILE
@@ -36,28 +33,37 @@ ASSIGN_DEFAULT = aclmdlRICondHandleFlag.ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT
 YIELD_EVERY = 64  # WHILE iterations between two turns given to the event loop
 
 
+class Branch(Protocol):
+    """What a condition task needs of the sub-models it runs (`ModelRI`, which names these classes by it)."""
+
+    async def replay(self, on: Lane) -> None: ...
+
+
+M = TypeVar("M", bound=Branch)
+
+
 @dataclass(eq=False)
-class CondHandle:
+class CondHandle(Generic[M]):
     """aclmdlRICondHandle: the device word `ptr` of `model`, and the condition task that reads it (one at most)."""
 
     handle: int
-    model: ModelRI
+    model: M
     ptr: int
     default: int  # aclmdlRICondHandleCreate's defaultLaunchValue
     flag: int  # 0 or ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT
-    task: CondTask | None = None
+    task: CondTask[M] | None = None
 
     def __repr__(self) -> str:
         return f"cond handle {self.handle:#x} (word {self.ptr:#x} of {self.model})"
 
 
 @dataclass(eq=False)
-class CondTask:
+class CondTask(Generic[M]):
     """The condition task of a model lane: which sub-model runs is read from `cond`'s word when it runs."""
 
-    cond: CondHandle
+    cond: CondHandle[M]
     kind: aclmdlRICondTaskType
-    branches: tuple[ModelRI, ...]
+    branches: tuple[M, ...]
     runs: list[int] = field(default_factory=list)  # per branch: how often it ran
     idle: int = 0  # evaluations that ran no branch
     api: str = "aclmdlRIAddCondTask"
@@ -107,28 +113,3 @@ class CondTask:
             if count % YIELD_EVERY == 0:
                 await asyncio.sleep(0)
             value = self.read(lane)
-
-
-def tree(model: ModelRI) -> Iterator[ModelRI]:
-    """`model` and every sub-model below it, parents first."""
-    yield model
-    for child in model.children:
-        yield from tree(child)
-
-
-def assign_defaults(model: ModelRI) -> None:
-    """At a launch of the root `model`: every ASSIGN_DEFAULT handle of its tree that carries a condition task gets
-    its default value, on the host and at once (not in stream order)."""
-    machine_region = model.device.region
-    for member in tree(model):
-        for cond in member.conds:
-            if cond.flag == ASSIGN_DEFAULT and cond.task is not None:
-                machine_region(cond.ptr, 8).view(np.uint64)[0] = cond.default
-
-
-def unfinished(model: ModelRI) -> ModelRI | None:
-    """The first sub-model of `model`'s tree that is not READY (never captured, or still capturing)."""
-    for member in tree(model):
-        if member is not model and member.status is not ModelStatus.READY:
-            return member
-    return None

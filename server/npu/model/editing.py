@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from proto.aclnn import aclScalar
 from proto.constants import aclmdlRITaskType
-from server.npu.calls.memory.value import ValueWaitTask, ValueWriteTask
 from server.npu.kernels.task import AnyKernel, CustomKernelTask
 from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelLane, ModelRI, TaskGroup
-from server.npu.tasks.base import KernelTask, RecordTask, ResetTask, WaitTask
+from server.npu.tasks.event import RecordTask, ResetTask, WaitTask
+from server.npu.tasks.kernel import KernelTask
+from server.npu.tasks.value import ValueWaitTask, ValueWriteTask
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane, Task
+    from server.npu.core.lane import Lane, Task
 
 T = aclmdlRITaskType
 TASK_TYPES: dict[type, aclmdlRITaskType] = {

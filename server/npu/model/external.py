@@ -23,7 +23,8 @@ from server.npu.core.event import Event, RecordMark
 from server.npu.model.model import Bindings, ModelExecuteTask, ModelRI
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane, Stream
+    from server.npu.core.lane import Lane
+    from server.npu.core.stream import Stream
 
 
 def _bindings(lane: Lane) -> Bindings:

@@ -20,12 +20,12 @@ import textwrap
 from dataclasses import dataclass
 from html import escape
 
-from server.npu.core.stream import Task
+from server.npu.core.lane import Task
 from server.npu.model.build import ActiveStreamTask, SwitchStreamTask
 from server.npu.model.cond import CondTask
 from server.npu.model.labels import LabelSetTask, SwitchLabelTask
 from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelRI
-from server.npu.tasks.base import WaitTask
+from server.npu.tasks.event import WaitTask
 
 EDITED_FILL = "#f3e3ff"
 EXTERNAL_FILL = "#ffd08a"
@@ -175,7 +175,7 @@ def dot(model: ModelRI) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _branches(task: CondTask, name: str, lines: list[str], indent: str) -> None:
+def _branches(task: CondTask[ModelRI], name: str, lines: list[str], indent: str) -> None:
     """Each sub-model of a condition task as a cluster of its own lanes' tasks (nested condition tasks inside)."""
     for b, (branch, runs) in enumerate(zip(task.branches, task.runs, strict=True)):
         prefix = f"{name}_b{b}"
@@ -279,7 +279,7 @@ def _svg_group(task: GroupTask, x: float, y: float, parts: list[str]) -> float:
     return bottom + GAP
 
 
-def _svg_branches(task: CondTask, x: float, y: float, parts: list[str]) -> float:
+def _svg_branches(task: CondTask[ModelRI], x: float, y: float, parts: list[str]) -> float:
     """A condition task's sub-models under it, indented: a title box each, then its nodes (nested ones deeper)."""
     width = BOX_W - (x - 20) % LANE_W
     for b, (branch, runs) in enumerate(zip(task.branches, task.runs, strict=True)):

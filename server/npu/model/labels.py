@@ -28,10 +28,11 @@ import numpy as np
 from proto.errors import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_MODEL_EXECUTE, AclError
 from proto.labels import LABEL_INFO_SIZE, MAX_LABELS
 from server.npu.model.build import BuildLane, BuildReplayLane
-from server.npu.tasks.base import Pins, check_pins
+from server.npu.tasks.pins import Pins, check_pins
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane, Stream
+    from server.npu.core.lane import Lane
+    from server.npu.core.stream import Stream
     from server.npu.device import Machine
 
 UNSET = 0xFFFFFFFF

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
-from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,43 +28,19 @@ from proto.errors import (
     ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
     AclError,
 )
+from server.npu.core.lane import Memory
 from server.npu.core.trace import Where, traced
 from server.npu.kernels.task import AnyKernel, CustomKernelTask
+from server.npu.model.cond import ASSIGN_DEFAULT, CondHandle
+from server.npu.model.state import NAMES, ModelKind, ModelStatus, move
 
 if TYPE_CHECKING:
     from server.npu.core.event import RecordMark
-    from server.npu.core.stream import Lane, Task
-    from server.npu.device import Device, Machine
-    from server.npu.model.cond import CondHandle
-
-
-class ModelStatus(IntEnum):
-    """A capture model's status (the runtime's RtCaptureModelStatus, modelri spec 3.1); a Build model stays NONE."""
-
-    NONE = 0
-    CAPTURE_ACTIVE = 1
-    CAPTURE_INVALIDATED = 2
-    UPDATING = 3
-    FAULT = 4
-    READY = 5
-
-
-class ModelKind(Enum):
-    CAPTURE = "capture"  # aclmdlRICaptureBegin .. End
-    BUILD = "build"  # aclmdlRIBuildBegin: bound persistent streams
-    SUB = "sub"  # a branch of a conditional task (aclmdlRIAddCondTask), captured with aclmdlRICaptureToModelRIBegin
+    from server.npu.core.lane import Lane, Task
+    from server.npu.device import Device
 
 
 EDITS_KEPT = 32  # the edit history a model keeps for its views
-
-_STATE_NAMES = {
-    ModelStatus.NONE: "built",
-    ModelStatus.CAPTURE_ACTIVE: "capturing",
-    ModelStatus.CAPTURE_INVALIDATED: "invalidated",
-    ModelStatus.UPDATING: "updating",
-    ModelStatus.FAULT: "fault",
-    ModelStatus.READY: "ready",
-}
 
 
 @dataclass(eq=False)
@@ -209,7 +184,7 @@ class ReplayLane:
         closing: asyncio.Future[None] | None = None,
         bindings: Bindings | None = None,
     ):
-        self.machine: Machine = on.machine
+        self.machine: Memory = on.machine
         self.closing = on.closing if closing is None else closing
         self.marks = marks
         self.bindings: Bindings = bindings or {}
@@ -230,7 +205,7 @@ class ModelRI:
         self.handle = handle
         self.device = device
         self.kind = kind
-        self.status = ModelStatus.CAPTURE_ACTIVE if kind is ModelKind.CAPTURE else ModelStatus.NONE
+        self._status = ModelStatus.CAPTURE_ACTIVE if kind is ModelKind.CAPTURE else ModelStatus.NONE
         self.destroyed = False
         self.ident = device.model_ids.take()
         self.name = ""  # aclmdlRISetName
@@ -247,7 +222,7 @@ class ModelRI:
         # with it, the cond handles created on it, and (for a sub-model) the model whose condition task runs it
         self.parent: ModelRI | None = None
         self.children: list[ModelRI] = []
-        self.conds: list[CondHandle] = []
+        self.conds: list[CondHandle[ModelRI]] = []
         self.destroy_callbacks: dict[int, int] = {}  # aclmdlRIDestroyRegisterCallback: func -> userData
         self._stop: asyncio.Future[None] | None = None  # the running replay's: done when it is to give up
         self._ended: asyncio.Future[None] | None = None  # the running replay's: done when it has ended
@@ -256,6 +231,15 @@ class ModelRI:
 
     def __repr__(self) -> str:
         return f"model {self.handle:#x}"
+
+    @property
+    def status(self) -> ModelStatus:
+        return self._status
+
+    @status.setter
+    def status(self, new: ModelStatus) -> None:
+        """Only along the state machine's legal moves (`server.npu.model.state`)."""
+        self._status = move(self._status, new)
 
     @property
     def running(self) -> bool:
@@ -283,7 +267,7 @@ class ModelRI:
         """What views and the CLI show."""
         if self.destroyed:
             return "destroyed"
-        return _STATE_NAMES[self.status]
+        return NAMES[self.status]
 
     @property
     def capturing(self) -> bool:
@@ -418,3 +402,28 @@ class Update:
 def _kind(task: AnyKernel) -> str:
     """aclnn kernels by their engine (vector, cube); a custom kernel only by a custom kernel."""
     return task.kernel_kind if isinstance(task, CustomKernelTask) else task.kernel.kernel_kind
+
+
+def tree(model: ModelRI) -> Iterator[ModelRI]:
+    """`model` and every sub-model below it, parents first."""
+    yield model
+    for child in model.children:
+        yield from tree(child)
+
+
+def assign_defaults(model: ModelRI) -> None:
+    """At a launch of the root `model`: every ASSIGN_DEFAULT handle of its tree that carries a condition task gets
+    its default value, on the host and at once (not in stream order)."""
+    machine_region = model.device.region
+    for member in tree(model):
+        for cond in member.conds:
+            if cond.flag == ASSIGN_DEFAULT and cond.task is not None:
+                machine_region(cond.ptr, 8).view(np.uint64)[0] = cond.default
+
+
+def unfinished(model: ModelRI) -> ModelRI | None:
+    """The first sub-model of `model`'s tree that is not READY (never captured, or still capturing)."""
+    for member in tree(model):
+        if member is not model and member.status is not ModelStatus.READY:
+            return member
+    return None

@@ -18,7 +18,7 @@ from proto.aclnn import (
 from proto.constants import ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, aclDataType, aclFormat
 from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 from server.npu import Machine, Runtime
-from server.npu.model.model import ModelKind
+from server.npu.model.state import ModelKind
 from tests.server.npu.devicekit import device_tensor, download, tensor_at, upload_into
 
 F32 = aclDataType.ACL_FLOAT

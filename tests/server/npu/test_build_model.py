@@ -41,7 +41,7 @@ from proto.errors import (
 )
 from server.npu import Runtime
 from server.npu.model.build import BuildLane, BuildModel
-from server.npu.model.model import ModelKind, ModelStatus
+from server.npu.model.state import ModelKind, ModelStatus
 from tests.server.npu.devicekit import Vec, counter_add, download, upload, upload_into
 
 HEAD, DEFAULT = ACL_MODEL_STREAM_FLAG_HEAD, ACL_MODEL_STREAM_FLAG_DEFAULT

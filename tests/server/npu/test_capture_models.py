@@ -26,7 +26,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Runtime
-from server.npu.model.model import ModelKind
+from server.npu.model.state import ModelKind
 from tests.server.npu.devicekit import Vec
 
 GLOBAL = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL

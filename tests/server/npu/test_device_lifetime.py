@@ -16,7 +16,7 @@ from proto.constants import ACL_EVENT_SYNC
 from proto.errors import ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_PARAM_INVALID, AclError
 from server.npu import Machine, Runtime
 from server.npu.core.caller import calling_thread
-from server.npu.core.stream import Lane
+from server.npu.core.lane import Lane
 from tests.server.npu.devicekit import read_bytes
 
 A, B = (1, 1), (1, 2)  # two threads of one process

@@ -21,7 +21,7 @@ from proto.errors import (
 )
 from server.npu import Machine, Runtime
 from server.npu.core.caller import calling_thread
-from server.npu.core.stream import Lane
+from server.npu.core.lane import Lane
 
 THREADS = 3
 # what a call may answer when another thread's reset took the device, the stream or the block first

@@ -31,7 +31,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Runtime
-from server.npu.model.model import ModelStatus
+from server.npu.model.state import ModelStatus
 from tests.server.npu.devicekit import Vec, read_bytes
 
 T = aclmdlRITaskType

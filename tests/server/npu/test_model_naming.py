@@ -32,7 +32,8 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Runtime
-from server.npu.model.model import ModelKind, ModelRI
+from server.npu.model.model import ModelRI
+from server.npu.model.state import ModelKind
 from tests.client.conftest import daemon_thread
 from tests.server.npu.devicekit import Vec
 

@@ -27,7 +27,7 @@ from server.npu.context import Context, acl_call, require
 from server.npu.memory.allocator import OutOfSpace
 from server.npu.memory.arena import Allocation, MemoryFault
 from server.npu.memory.vmem import Window
-from server.npu.tasks.base import MemcpyTask, MemsetTask
+from server.npu.tasks.memory import MemcpyTask, MemsetTask
 
 Pointer = Union[int, None, bytes, bytearray, memoryview, np.ndarray]  # noqa: UP007 - a runtime alias
 

@@ -3,52 +3,23 @@ engine's built-in reduction, queued on a stream like a copy and computed in the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from proto.constants import aclDataType, aclrtReduceKind
 from proto.enumtext import not_member
 from proto.errors import ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, AclError
 from server.npu.context import Context, acl_call, require
 from server.npu.ops.dtypes import np_dtype
-from server.npu.tasks.base import Pins, check_pins
+from server.npu.tasks.reduce import OPS, ReduceTask
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane
+    pass
 
 DT, K = aclDataType, aclrtReduceKind
 # what the ACL layer lets through (acl/memory.cpp); the SoC computes fewer (SOC_TYPES, D12)
 SOC_TYPES = frozenset({"INT8", "INT16", "INT32", "FLOAT16", "FLOAT", "BF16"})
 ACL_TYPES = SOC_TYPES | {"INT4", "UINT8", "UINT16", "UINT32"}
-OPS = {
-    K.ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM: np.add,
-    K.ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX: np.maximum,
-    K.ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN: np.minimum,
-}
 MAX_SUM_BYTES = 4 << 30
-
-
-@dataclass(frozen=True)
-class ReduceTask:
-    api: str
-    dst: int
-    src: int
-    count: int
-    kind: aclrtReduceKind
-    dtype: np.dtype
-    pins: Pins
-
-    def describe(self) -> str:
-        op = self.kind.name.rsplit("_", 1)[-1]
-        return f"{self.api} {op} of {self.count} bytes of {self.dtype} {self.src:#x} into {self.dst:#x}"
-
-    async def run(self, lane: Lane) -> None:
-        check_pins(lane, self.pins)
-        dst = lane.machine.region(self.dst, self.count).view(self.dtype)
-        src = lane.machine.region(self.src, self.count).view(self.dtype)
-        OPS[self.kind](dst, src, out=dst)
 
 
 class ReduceCalls(Context):

@@ -22,8 +22,8 @@ from server.npu.context import Context, acl_call, require
 from server.npu.core.caller import caller_thread
 from server.npu.core.stream import Stream
 from server.npu.model.capture import Capture
-from server.npu.model.cond import unfinished
-from server.npu.model.model import ModelKind, ModelRI, ModelStatus, TaskGroup, Update, UpdateApplyTask
+from server.npu.model.model import ModelRI, TaskGroup, Update, UpdateApplyTask, unfinished
+from server.npu.model.state import ModelKind, ModelStatus
 
 RELAXED = aclmdlRICaptureMode.ACL_MODEL_RI_CAPTURE_MODE_RELAXED
 

@@ -28,7 +28,8 @@ from server.npu.core.caller import caller_thread
 from server.npu.memory.arena import OutOfSpace
 from server.npu.model.capture import Capture
 from server.npu.model.cond import IF, SWITCH, WHILE, CondHandle, CondTask
-from server.npu.model.model import ModelKind, ModelRI, ModelStatus
+from server.npu.model.model import ModelRI
+from server.npu.model.state import ModelKind, ModelStatus
 
 P = ACL_ERROR_RT_PARAM_INVALID
 _SIZES = {IF: "1 or 2", WHILE: "1", SWITCH: "at least 1"}
@@ -155,7 +156,7 @@ class CondCalls(CaptureCalls):
             )
         self.aclmdlRICaptureEnd(stream)
 
-    def _cond(self, handle: int | None) -> CondHandle:
+    def _cond(self, handle: int | None) -> CondHandle[ModelRI]:
         require(bool(handle), "handle is NULL")
         cond = self.cond_handles.get(handle or 0)
         if cond is None:

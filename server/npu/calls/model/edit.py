@@ -35,13 +35,15 @@ from proto.errors import (
     AclError,
 )
 from server.npu.calls.aclnn import AclnnCalls
-from server.npu.calls.memory.value import CONDITIONS, ValueWaitTask, ValueWriteTask
 from server.npu.context import acl_call, require
 from server.npu.memory.allocator import OutOfSpace
 from server.npu.memory.arena import MemoryFault
+from server.npu.model import state
 from server.npu.model.editing import EVENT_FORMS, ModelTasks, NopTask, TaskRef, task_type, zeroed_params
-from server.npu.model.model import ModelKind, ModelLane, ModelRI, ModelStatus
-from server.npu.tasks.base import KernelTask
+from server.npu.model.model import ModelLane, ModelRI
+from server.npu.model.state import ModelKind, ModelStatus
+from server.npu.tasks.kernel import KernelTask
+from server.npu.tasks.value import CONDITIONS, ValueWaitTask, ValueWriteTask
 
 T = aclmdlRITaskType
 A = aclrtLaunchKernelAttrId
@@ -232,14 +234,8 @@ class EditCalls(AclnnCalls):
         target = self.model(model, BAD)
         if target.kind is not ModelKind.CAPTURE:
             raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{target} is not a capture model: nothing to update")
-        if target.status is ModelStatus.READY:
+        if not state.check_updatable(target, target.status):
             return
-        if target.status is not ModelStatus.UPDATING:
-            raise AclError(
-                ACL_ERROR_RT_MODEL_UPDATE_FAILED,
-                f"{target} is {target.state}: aclmdlRIUpdate applies edits to a captured model"
-                + (" (a FAULT model can only be destroyed)" if target.status is ModelStatus.FAULT else ""),
-            )
         self._tasks_of(target).apply_edits()
         target.status = ModelStatus.READY
 
@@ -278,9 +274,7 @@ class EditCalls(AclnnCalls):
         if model.kind is not ModelKind.CAPTURE:
             self._not_sub(model, "editing")
             raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{model} is not a capture model: its tasks are fixed")
-        if model.status not in (ModelStatus.READY, ModelStatus.UPDATING):
-            how = "it can only be destroyed" if model.status is ModelStatus.FAULT else "end the capture first"
-            raise AclError(ACL_ERROR_RT_MODEL_UPDATE_FAILED, f"{model} is {model.state}: {how}")
+        state.check_editable(model, model.status)
         if model.in_flight:
             raise AclError(
                 ACL_ERROR_RT_MODEL_UPDATE_FAILED,

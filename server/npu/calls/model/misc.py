@@ -17,7 +17,8 @@ from proto.errors import (
     AclError,
 )
 from server.npu.context import Context, acl_call, require
-from server.npu.model.model import ModelKind, ModelRI
+from server.npu.model.model import ModelRI
+from server.npu.model.state import ModelKind
 
 ABORT_WAIT = 1.0  # seconds aclmdlRIAbort waits at most for the aborted replay to end (a kernel running finishes)
 

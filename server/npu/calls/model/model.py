@@ -11,7 +11,6 @@ from proto.errors import (
     ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_MODEL_CAPTURED,
     ACL_ERROR_RT_MODEL_CONTEXT,
-    ACL_ERROR_RT_MODEL_EXECUTE,
     ACL_ERROR_RT_MODEL_RUNNING,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
@@ -19,14 +18,16 @@ from proto.errors import (
 )
 from server.npu.calls.model.capture import CaptureCalls
 from server.npu.context import acl_call, require
-from server.npu.core.stream import Task
+from server.npu.core.lane import Task
 from server.npu.core.trace import Where
 from server.npu.kernels.task import CustomKernelTask
-from server.npu.model import external
+from server.npu.model import external, state
 from server.npu.model.build import BuildModel, runnable_build
-from server.npu.model.cond import CondTask, assign_defaults
-from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelKind, ModelRI, ModelStatus
-from server.npu.tasks.base import KernelTask, RecordTask, ResetTask, WaitTask
+from server.npu.model.cond import CondTask
+from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelRI, assign_defaults
+from server.npu.model.state import ModelKind
+from server.npu.tasks.event import RecordTask, ResetTask, WaitTask
+from server.npu.tasks.kernel import KernelTask
 
 DESTROY_WAIT = 10.0  # seconds aclmdlRIDestroy waits for a running replay (context.cc: ~10 s); tests shorten it
 
@@ -149,8 +150,8 @@ class ModelCalls(CaptureCalls):
     def _runnable(model: ModelRI, device: int) -> None:
         if model.capturing:
             raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{model} is still capturing: end the capture first")
-        if model.kind is ModelKind.CAPTURE and model.status is not ModelStatus.READY:
-            raise AclError(ACL_ERROR_RT_MODEL_EXECUTE, not_ready(model))
+        if model.kind is ModelKind.CAPTURE:
+            state.check_runnable(model, model.status)
         if model.device.index != device:
             raise AclError(ACL_ERROR_RT_MODEL_CONTEXT, f"{model} belongs to device {model.device.index}, not {device}")
         if isinstance(model, BuildModel):
@@ -175,15 +176,6 @@ def _debug_lines(target: ModelRI, indent: str) -> list[str]:
         lines.append(f"{indent}  edits applied by aclmdlRIUpdate (the last {len(target.edits)}):")
         lines.extend(f"{indent}    {edit}" for edit in target.edits)
     return lines
-
-
-def not_ready(model: ModelRI) -> str:
-    """Why a capture model that is not READY cannot run (spec-modelri 3.1)."""
-    if model.status is ModelStatus.UPDATING:
-        return f"{model} has edits (aclmdlRITaskSetParams / aclmdlRITaskDisable) not yet applied: call aclmdlRIUpdate"
-    if model.status is ModelStatus.FAULT:
-        return f"{model} is FAULT after a failed edit or update: it can only be destroyed (aclmdlRIDestroy)"
-    return f"{model} is {model.state}, not ready"
 
 
 def _task_type(task: Task) -> aclmdlRITaskType:

@@ -35,8 +35,8 @@ from server.npu.core.event import Event
 from server.npu.core.stream import Stream
 from server.npu.model.capture_events import CaptureEvents
 from server.npu.model.external import ExternalRecordTask, ExternalTask, ExternalWaitTask
-from server.npu.model.model import ModelKind
-from server.npu.tasks.base import RecordTask, ResetTask, WaitTask
+from server.npu.model.state import ModelKind
+from server.npu.tasks.event import RecordTask, ResetTask, WaitTask
 
 _LEGACY_FLAGS = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY
 _EX_FLAGS = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE

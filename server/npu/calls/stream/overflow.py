@@ -13,52 +13,17 @@ aclrtGetOverflowStatus copies out is 64 zero bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from proto.constants import aclrtFloatOverflowMode
 from proto.errors import ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CAPTURED, AclError
-from server.npu.context import OVERFLOW_AREA, Context, acl_call, require
-from server.npu.tasks.base import Pins, check_pins
+from server.npu.context import Context, acl_call, require
+from server.npu.tasks.overflow import OVERFLOW_OUTPUT, StatusClearTask, StatusReadTask
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Lane, Stream
+    from server.npu.core.stream import Stream
 
-OVERFLOW_OUTPUT = 64  # bytes of status aclrtGetOverflowStatus copies (the runtime's OVERFLOW_OUTPUT_SIZE)
 MODES = {m.value: m for m in aclrtFloatOverflowMode if m != aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_UNDEF}
-
-
-@dataclass(frozen=True, eq=False)
-class StatusReadTask:
-    """aclrtGetOverflowStatus: the first 64 bytes of an ACL context's status area into device memory."""
-
-    api: str
-    dst: int
-    area: np.ndarray
-    pins: Pins
-
-    def describe(self) -> str:
-        return f"{self.api} of the overflow status ({OVERFLOW_OUTPUT} bytes) into {self.dst:#x}"
-
-    async def run(self, lane: Lane) -> None:
-        check_pins(lane, self.pins)
-        lane.machine.device_region(self.dst, OVERFLOW_OUTPUT)[:] = self.area[:OVERFLOW_OUTPUT]
-
-
-@dataclass(frozen=True, eq=False)
-class StatusClearTask:
-    """aclrtResetOverflowStatus: every byte of an ACL context's status area to 0."""
-
-    api: str
-    area: np.ndarray
-
-    def describe(self) -> str:
-        return f"{self.api}: the overflow status ({OVERFLOW_AREA} bytes) cleared"
-
-    async def run(self, lane: Lane) -> None:
-        self.area.fill(0)
 
 
 class OverflowCalls(Context):
