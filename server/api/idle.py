@@ -30,6 +30,7 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any
 
+from proto import news
 from server.api import budget
 from server.api.sessions import Session
 from server.npu.core.caller import calling_thread
@@ -93,9 +94,9 @@ class StreamNews:
                         watch = self._watch(handle, outlook[0], thread)
                         self.watching[handle] = asyncio.get_running_loop().create_task(watch)
         if finished:
-            reply["idle"] = finished
+            reply[news.IDLE] = finished
         if pending:
-            reply["pending"] = pending
+            reply[news.PENDING] = pending
 
     async def _watch(self, handle: int, stream: Stream, thread: Hashable) -> None:
         finished = False  # a report is always sent: the client may be waiting for it
@@ -110,8 +111,8 @@ class StreamNews:
         finally:
             del self.watching[handle]
         wire_thread = list(thread) if isinstance(thread, tuple) else thread
-        news = {"stream": handle, "finished": finished, "upto": self.last_received, "thread": wire_thread}
-        await self.send(budget.pack(news))
+        report = news.report(handle, finished, self.last_received, wire_thread)
+        await self.send(budget.pack(report))
 
     async def close(self) -> None:
         for task in list(self.watching.values()):

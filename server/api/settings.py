@@ -9,7 +9,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 
 from proto.addresses import MAX_DEVICES
-from server.npu.device import LAUNCH_TIMEOUT, MAX_LAUNCH_ELEMENTS, MAX_LAUNCH_WORKSPACE
+from server.npu.machine import LAUNCH_TIMEOUT, MAX_LAUNCH_ELEMENTS, MAX_LAUNCH_WORKSPACE
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
 _UNITS |= {"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}

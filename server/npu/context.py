@@ -43,9 +43,10 @@ from server.npu.core.lane import Task
 from server.npu.core.markers import OpenRange
 from server.npu.core.notify import Notify
 from server.npu.core.stream import Stream
-from server.npu.device import Device, Machine
+from server.npu.device import Device
 from server.npu.kernels.binary import Binary, Function
 from server.npu.kernels.task import Printed
+from server.npu.machine import Machine
 from server.npu.memory.arena import Allocation, MemoryFault
 from server.npu.memory.hostmem import HostBuffer
 from server.npu.memory.vmem import Mapping, PhysicalMemory, Reservation, Window
@@ -58,11 +59,11 @@ from server.npu.model.state import ModelKind
 from server.npu.tdt import Channel
 
 if TYPE_CHECKING:
-    from server.npu.calls.aclnn import CheckedLaunch
-    from server.npu.calls.memory.hostreg import Registration
-    from server.npu.calls.memory.ipcmem import IpcMemory
+    from server.npu.memory.hostreg import Registration
+    from server.npu.memory.ipc import IpcMemory
     from server.npu.memory.quota import Quota
     from server.npu.model.cond import CondHandle
+    from server.npu.tasks.kernel import CheckedLaunch
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -337,7 +338,7 @@ class Context:
         if event.legacy:
             event.device.events.give(self.quota)
         if event.ipc_handle is not None:
-            self.machine.ipc_events.pop(event.ipc_handle, None)
+            self.machine.ipc.events.pop(event.ipc_handle, None)
 
     def drop_notify(self, handle: int) -> None:
         """Forget notify `handle`; an exported one of ours stops being importable."""
@@ -345,7 +346,7 @@ class Context:
         if handle in self.imported_notifies:
             self.imported_notifies.discard(handle)
         elif notify.ipc_key is not None:
-            self.machine.ipc_notifies.pop(notify.ipc_key, None)
+            self.machine.ipc.notifies.pop(notify.ipc_key, None)
 
     def owns(self, owner: object) -> bool:
         """Whether this context may touch the memory object `owner` (what `Machine.owner` gives)."""

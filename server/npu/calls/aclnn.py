@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from proto.aclnn import OPS, KernelDesc, aclOpExecutor, consume, revalidate
 from proto.errors import ACL_ERROR_RT_OVER_LIMIT, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
@@ -21,23 +20,12 @@ from server.npu.context import Context, acl_call, require
 from server.npu.device import Device
 from server.npu.memory.arena import MemoryFault
 from server.npu.ops.work import elements_computed
-from server.npu.tasks.kernel import KernelTask
-from server.npu.tasks.pins import Pins
+from server.npu.tasks.kernel import CheckedLaunch, KernelTask
 
 # Elements a tensor of one kernel may view. The NPU would grind through more; on numpy, 2**31 float32 elements take
 # seconds, and a zero-stride view can name 2**62 of them over 4 bytes of memory.
 MAX_ELEMENTS = 1 << 31
 CHECKED_KEPT = 1024  # checked launches a context remembers (forgotten all at once past that)
-
-
-@dataclass(frozen=True, slots=True)
-class CheckedLaunch:
-    """A launch's description as checked in memory epoch `epoch`: its pins and work hold until the epoch moves."""
-
-    kernel: KernelDesc
-    epoch: int
-    pins: Pins
-    work: int
 
 
 class AclnnCalls(Context):

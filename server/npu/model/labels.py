@@ -33,7 +33,7 @@ from server.npu.tasks.pins import Pins, check_pins
 if TYPE_CHECKING:
     from server.npu.core.lane import Lane
     from server.npu.core.stream import Stream
-    from server.npu.device import Machine
+    from server.npu.machine import Machine
 
 UNSET = 0xFFFFFFFF
 _SLOT = struct.Struct("<IIQ")  # label id, task index in its lane, stream handle

@@ -41,3 +41,13 @@ class KernelTask:
         workspace = machine.device_region(self.workspace, self.workspace_size) if self.workspace_size else None
         # fresh views, resolved here on the loop (where memory is freed), run on the pool
         await offload(lane, self.pins, plan_kernel(self.kernel, uncached(machine.device_region), workspace))
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedLaunch:
+    """A launch's description as checked in memory epoch `epoch`: its pins and work hold until the epoch moves."""
+
+    kernel: KernelDesc
+    epoch: int
+    pins: Pins
+    work: int

@@ -161,5 +161,5 @@ async def test_teardown_of_the_importer_closes_its_window(rt: Runtime, machine: 
         imported = importer.aclrtIpcMemImportByKey(key, 0)
         await importer.release_all()
     assert machine.owner(imported) is None
-    export = machine.ipc_memory[key]
+    export = machine.ipc.memory[key]
     assert export.windows == []

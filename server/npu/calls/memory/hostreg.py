@@ -14,15 +14,11 @@ buffer behind a window of the current device, freed with aclrtFree. The client m
 from __future__ import annotations
 
 from collections.abc import Container
-from dataclasses import dataclass
 
 import numpy as np
 
 from proto.constants import (
-    ACL_HOST_REG_IOMEMORY,
     ACL_HOST_REG_MAPPED,
-    ACL_HOST_REG_PINNED,
-    ACL_HOST_REG_READONLY,
     ACL_RT_MEM_ATTACH_GLOBAL,
 )
 from proto.errors import (
@@ -36,24 +32,8 @@ from proto.errors import (
 from server.npu.context import Context, acl_call, require
 from server.npu.memory.allocator import OutOfSpace
 from server.npu.memory.hostmem import HostBuffer
+from server.npu.memory.hostreg import VALID_FLAGS, Registration
 from server.npu.memory.vmem import VirtualSpace, Window
-
-VALID_FLAGS = ACL_HOST_REG_MAPPED | ACL_HOST_REG_IOMEMORY | ACL_HOST_REG_READONLY | ACL_HOST_REG_PINNED
-
-
-@dataclass(eq=False)
-class Registration:
-    """One aclrtHostRegisterV2: [ptr, ptr + size) with its flags, and its device window when MAPPED."""
-
-    ptr: int
-    size: int
-    flags: int
-    device_index: int
-    window: Window | None
-
-    @property
-    def end(self) -> int:
-        return self.ptr + self.size
 
 
 class HostRegistrationCalls(Context):

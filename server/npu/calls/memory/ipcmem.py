@@ -13,7 +13,6 @@ onto it, so no process keeps a view of memory that may be handed to someone else
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
 
 from proto.constants import (
     ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
@@ -22,41 +21,10 @@ from proto.constants import (
 from proto.errors import ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID, AclError
 from server.npu.calls.stream.ipc import check_importer, check_peer
 from server.npu.context import Context, acl_call, require
-from server.npu.device import Device
 from server.npu.memory.allocator import OutOfSpace
 from server.npu.memory.arena import Allocation
-from server.npu.memory.vmem import VirtualSpace, Window
-
-PREFIX = "vnpu-ipc-mem-"
-KEY_BYTES = 46  # len(PREFIX) + 32 hex digits + NUL: fits the 65 bytes the documentation asks for
-
-
-@dataclass(eq=False)
-class IpcMemory:
-    """One exported range: [ptr, ptr + size) of `block`, and the windows importers opened onto it."""
-
-    key: str
-    device: Device
-    block: Allocation
-    ptr: int
-    size: int
-    pid_validation: bool
-    import_pids: set[int] = field(default_factory=set)
-    windows: list[tuple[VirtualSpace, Window]] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        return f"the IPC memory {self.key!r} ({self.size} bytes at {self.ptr:#x})"
-
-    def open(self, machine_keys: dict[str, IpcMemory]) -> bool:
-        return machine_keys.get(self.key) is self
-
-    def close(self, machine_keys: dict[str, IpcMemory]) -> None:
-        """The key goes (if open) and every importer's window closes."""
-        if machine_keys.get(self.key) is self:
-            del machine_keys[self.key]
-        for space, window in self.windows:
-            space.close_window(window)
-        self.windows.clear()
+from server.npu.memory.ipc import KEY_BYTES, PREFIX, IpcMemory
+from server.npu.memory.vmem import Window
 
 
 class IpcMemoryCalls(Context):
@@ -75,7 +43,7 @@ class IpcMemoryCalls(Context):
             raise AclError(bad, f"devPtr must be aclrtMalloc memory of this process: {self.explain(dev_ptr)}")
         require(dev_ptr + size <= owner.end, f"{size} bytes at {owner.describe(dev_ptr)} run past its end", bad)
         require(len_ >= KEY_BYTES, f"key holds {len_} bytes; the key needs {KEY_BYTES}", bad)
-        live = self.machine.ipc_memory
+        live = self.machine.ipc.memory
         export = next(
             (e for e in self.ipc_exports.values() if (e.ptr, e.size) == (dev_ptr, size) and e.open(live)), None
         )
@@ -83,7 +51,7 @@ class IpcMemoryCalls(Context):
             key = PREFIX + secrets.token_hex(16)
             export = IpcMemory(key, self.allocations[owner.ptr], owner, dev_ptr, size, pid_validation=True)
             self.ipc_exports[key] = export
-            self.machine.ipc_memory[key] = export
+            self.machine.ipc.memory[key] = export
         export.pid_validation = not flags & ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION
         return export.key
 
@@ -94,7 +62,7 @@ class IpcMemoryCalls(Context):
         assert key is not None and pid is not None
         require(len(pid) > 0, "num must be more than 0", ACL_ERROR_RT_PARAM_INVALID)
         export = self.ipc_exports.get(key)
-        if export is None or not export.open(self.machine.ipc_memory):
+        if export is None or not export.open(self.machine.ipc.memory):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{key!r} is not a key this process exported (or it is closed)")
         export.import_pids.update(pid)
 
@@ -106,7 +74,7 @@ class IpcMemoryCalls(Context):
         why = f"flags {flags:#x} is neither ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT nor ..._ENABLE_PEER_ACCESS"
         require(flags <= ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS, why, bad)
         device = self.device()
-        export = self.machine.ipc_memory.get(key)
+        export = self.machine.ipc.memory.get(key)
         if export is None:
             raise AclError(bad, f"{key!r} is not the key of live IPC memory (its exporter may have closed or freed it)")
         if key in self.ipc_imports:
@@ -136,10 +104,10 @@ class IpcMemoryCalls(Context):
             close_import(self, *imported)
             return
         export = self.ipc_exports.get(key)
-        if export is None or not export.open(self.machine.ipc_memory):
+        if export is None or not export.open(self.machine.ipc.memory):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{key!r} is neither imported nor exported by this process, "
                            "or it is closed already")  # fmt: skip
-        del self.machine.ipc_memory[key]  # importers keep their windows while the memory lives
+        del self.machine.ipc.memory[key]  # importers keep their windows while the memory lives
 
 
 def close_import(ctx: Context, export: IpcMemory, window: Window) -> None:
@@ -155,7 +123,7 @@ def close_exports(ctx: Context, ptr: int) -> None:
     for key, export in list(ctx.ipc_exports.items()):
         if export.block.ptr == ptr:
             del ctx.ipc_exports[key]
-            export.close(ctx.machine.ipc_memory)
+            export.close(ctx.machine.ipc.memory)
 
 
 def release_ipc_memory(ctx: Context) -> None:

@@ -277,7 +277,7 @@ class VirtualMemoryCalls(Context):
         shareable = secrets.randbits(63) | 1
         physical.shareable = shareable
         physical.pid_validation = not flags & ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION
-        self.machine.shareable[shareable] = physical
+        self.machine.ipc.shareable[shareable] = physical
         return shareable
 
     def _import(self, shareable_handle: int) -> int:
@@ -305,7 +305,7 @@ class VirtualMemoryCalls(Context):
             )
 
     def _shared(self, shareable_handle: int) -> PhysicalMemory:
-        physical = self.machine.shareable.get(shareable_handle)
+        physical = self.machine.ipc.shareable.get(shareable_handle)
         if physical is None:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID,
@@ -390,5 +390,5 @@ def drop_physical(ctx: Context, physical: PhysicalMemory) -> None:
         ctx.owned_physicals.discard(physical.handle)
         ctx.memory_used -= physical.size
         if physical.shareable is not None:
-            ctx.machine.shareable.pop(physical.shareable, None)
+            ctx.machine.ipc.shareable.pop(physical.shareable, None)
     physical.drop()

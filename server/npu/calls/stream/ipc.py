@@ -66,7 +66,7 @@ class IpcCalls(NotifyCalls):
             )
         if target.ipc_handle is None:
             target.ipc_handle = (PREFIX + secrets.token_hex(16).encode()).ljust(IPC_HANDLE_SIZE, b"\0")
-            self.machine.ipc_events[target.ipc_handle] = target
+            self.machine.ipc.events[target.ipc_handle] = target
         return target.ipc_handle
 
     @acl_call
@@ -74,7 +74,7 @@ class IpcCalls(NotifyCalls):
         require(len(handle) == IPC_HANDLE_SIZE, f"handle must be {IPC_HANDLE_SIZE} bytes, got {len(handle)}",
                 ACL_ERROR_INVALID_PARAM)  # fmt: skip
         self.device()  # the opener needs a current context (107002)
-        event = self.machine.ipc_events.get(bytes(handle))
+        event = self.machine.ipc.events.get(bytes(handle))
         if event is None or event.destroyed:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID,
@@ -98,7 +98,7 @@ class IpcCalls(NotifyCalls):
         require(len(key) < len_, f"key holds {len_} bytes; the key needs {len(key) + 1}", ACL_ERROR_RT_PARAM_INVALID)
         if target.ipc_key is None:
             target.ipc_key = key
-            self.machine.ipc_notifies[key] = target
+            self.machine.ipc.notifies[key] = target
         target.pid_validation = flags == ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT
         return key
 
@@ -115,7 +115,7 @@ class IpcCalls(NotifyCalls):
         require(0 <= flags <= IMPORT_FLAGS, f"flags {flags:#x} is not a combination of the import flags",
                 ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
         device = self.device()
-        notify = self.machine.ipc_notifies.get(key)
+        notify = self.machine.ipc.notifies.get(key)
         if notify is None:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{key!r} is not the key of a live exported notify")
         if notify.handle in self.notifies:
