@@ -73,7 +73,7 @@ class StreamNews:
     def quiet(self, calls: int) -> bool:
         """Nothing but `calls` calls in flight, the context alone, no kernel that may print."""
         runtime = self.session.runtime
-        return self.in_flight() == calls and len(self.session.context.sessions) == 1 and not runtime.printed.armed
+        return self.in_flight() == calls and len(self.session.context.sessions) == 1 and not runtime.ctx.printed.armed
 
     def annotate(self, reply: dict[str, Any], thread: Hashable) -> None:
         """Add what the reply of a waiting call (the only one in flight) can tell about the recent streams."""

@@ -167,11 +167,11 @@ class _DeviceCollector(Collector):
         models = 0
         for context in self.sessions.contexts.values():
             runtime = context.runtime
-            for stream in [*runtime.default_streams.values(), *runtime.streams.values()]:
+            for stream in [*runtime.ctx.default_streams.values(), *runtime.ctx.streams.values()]:
                 labels = self.view.labels(context.tenant, f"{stream.handle:#x}", str(stream.device.index))
                 if labels is not None:
                     depth.add_metric(labels, stream.queued)
-            models += len(runtime.models)
+            models += len(runtime.ctx.models)
         yield depth
         yield GaugeMetricFamily("vnpu_models", "aclmdlRI models alive", models)
         updates = sum(n for t, n in machine.tracer.counts.items() if t.__name__ == "UpdateApplyTask")

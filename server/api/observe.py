@@ -83,7 +83,7 @@ def _model(request: Request, model_id: Address) -> ModelRI:
     registry: Registry = request.app.state.registry
     tenant = _tenant(request)
     for context in registry.contexts_of(tenant):
-        model = context.runtime.models.get(model_id)
+        model = context.runtime.ctx.models.get(model_id)
         if model is not None:
             return model
     for ended in registry.history.ended_of(tenant):

@@ -182,8 +182,8 @@ class Connection:
         """What a waiting call's reply tells besides its result: kernel printf at a synchronizing call, and the
         streams a synchronize may take as finished (server.api.idle)."""
         runtime = self.session.runtime
-        if self.reports_printed and api in SYNCHRONIZING and runtime.printed.pending:
-            reply["printed"] = runtime.printed.take()
+        if self.reports_printed and api in SYNCHRONIZING and runtime.ctx.printed.pending:
+            reply["printed"] = runtime.ctx.printed.take()
         if self.reports_idle:
             self.news.annotate(reply, thread)
 

@@ -12,6 +12,7 @@ import numpy as np
 from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
 from proto.errors import (
     ACL_ERROR_RT_DEVICE_MEM_ERROR,
+    ACL_ERROR_RT_INVALID_DEVICEID,
     AclError,
 )
 from server.npu.core.pool import KernelPool
@@ -81,6 +82,15 @@ class Machine:
 
     def new_handle(self) -> int:
         return next(self._handles)
+
+    def device(self, device_id: int) -> Device:
+        """Device `device_id` of this daemon (aclrtSetDevice's and the device queries' argument); 107001 otherwise."""
+        if not 0 <= device_id < len(self.devices):
+            raise AclError(
+                ACL_ERROR_RT_INVALID_DEVICEID,
+                f"device {device_id} does not exist: this daemon has {len(self.devices)} device(s)",
+            )
+        return self.devices[device_id]
 
     def device_of(self, ptr: int) -> Device | None:
         index = (ptr - DEVICE_BASE) // DEVICE_STRIDE

@@ -21,8 +21,8 @@ from proto.errors import (
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
+from server.npu.area import Area, acl_call, require
 from server.npu.calls.model.edit import _launch_attrs
-from server.npu.context import Context, acl_call, require
 from server.npu.kernels.binary import Binary, Function
 from server.npu.kernels.registry import HOW_TO_REGISTER, Kernel, lookup
 from server.npu.kernels.task import CustomKernelTask, Value
@@ -31,15 +31,15 @@ SLOT = 8  # every argument of a non-CPU kernel starts at an 8-byte boundary (pro
 MAX_BLOCKS = 65535  # numBlocks of one launch (the runtime's limit for AI Core launches)
 
 
-class KernelCalls(Context):
+class KernelCalls(Area):
     @acl_call
     def aclrtBinaryLoadFromData(self, data: bytes | None, options: int | None) -> int:
         require(data is not None, "data is NULL", ACL_ERROR_INVALID_PARAM)
         assert data is not None
         require(len(data) > 0, "length is 0: a binary has at least one byte", ACL_ERROR_RT_PARAM_INVALID)
-        self.check_handles()
+        self.ctx.check_handles()
         binary = Binary(self.machine.new_handle(), fatbin.kernel_names(data))
-        self.binaries[binary.handle] = binary
+        self.ctx.binaries[binary.handle] = binary
         return binary.handle
 
     @acl_call
@@ -52,21 +52,21 @@ class KernelCalls(Context):
                 ACL_ERROR_RT_PARAM_INVALID,
                 f"binary {binary.handle:#x} has no kernel {kernel_name!r} (it has: {', '.join(binary.kernels)})",
             )
-        for function in self.functions.values():
+        for function in self.ctx.functions.values():
             if function.binary is binary and function.name == kernel_name:
                 return function.handle  # the runtime hands out one Kernel per name
         function = Function(self.machine.new_handle(), kernel_name, binary)
-        self.functions[function.handle] = function
+        self.ctx.functions[function.handle] = function
         return function.handle
 
     @acl_call
     def aclrtBinaryUnLoad(self, bin_handle: int | None) -> None:
         binary = self._binary(bin_handle)
-        del self.binaries[binary.handle]
-        for handle in [h for h, f in self.functions.items() if f.binary is binary]:
-            del self.functions[handle]
-            self.bury(handle, "function of a loaded binary")
-        self.bury(binary.handle, "loaded binary")
+        del self.ctx.binaries[binary.handle]
+        for handle in [h for h, f in self.ctx.functions.items() if f.binary is binary]:
+            del self.ctx.functions[handle]
+            self.ctx.bury(handle, "function of a loaded binary")
+        self.ctx.bury(binary.handle, "loaded binary")
 
     @acl_call
     def aclrtLaunchKernel(
@@ -105,7 +105,7 @@ class KernelCalls(Context):
 
     @acl_call
     def vnpuTakePrinted(self) -> str:
-        return self.printed.take()
+        return self.ctx.printed.take()
 
     def _launch_custom(
         self, api: str, name: str, blocks: int, stream: int | None, data: bytes, holders: list[dict[str, Any]]
@@ -118,10 +118,10 @@ class KernelCalls(Context):
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                 f"kernel {name} has no numpy implementation in vnpu: " + HOW_TO_REGISTER.format(name=name),
             )
-        target = self.stream(stream)
+        target = self.ctx.stream(stream)
         values, pins = self._decode(kernel, data, {h["offset"]: h["data"] for h in holders})
-        self.printed.armed = True
-        self.issue(target, CustomKernelTask(api, kernel, blocks, values, pins, self.printed))
+        self.ctx.printed.armed = True
+        self.ctx.issue(target, CustomKernelTask(api, kernel, blocks, values, pins, self.ctx.printed))
 
     def _decode(
         self, kernel: Kernel, data: bytes, holders: dict[int, bytes]
@@ -150,11 +150,11 @@ class KernelCalls(Context):
             if arg.pointer and value:
                 assert isinstance(value, int)
                 owner = self.machine.owner(value)
-                if self.machine.device_of(value) is None or not self.owns(owner):
+                if self.machine.device_of(value) is None or not self.ctx.owns(owner):
                     raise AclError(
                         ACL_ERROR_RT_PARAM_INVALID,
                         f"argument #{index} of kernel {kernel.name} ({value:#x}) is not device memory of this "
-                        f"process: {self.explain(value)}",
+                        f"process: {self.ctx.explain(value)}",
                     )
                 pins.append((value, owner))
             values.append(None if arg.pointer and not value else value)
@@ -163,16 +163,16 @@ class KernelCalls(Context):
     def _binary(self, handle: int | None) -> Binary:
         require(bool(handle), "binHandle is NULL", ACL_ERROR_INVALID_PARAM)
         assert handle is not None
-        found = self.binaries.get(handle)
+        found = self.ctx.binaries.get(handle)
         if found is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"binHandle: {self.not_a('loaded binary', handle)}")
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"binHandle: {self.ctx.not_a('loaded binary', handle)}")
         return found
 
     def _func(self, handle: int | None) -> Function:
         require(bool(handle), "funcHandle is NULL", ACL_ERROR_INVALID_PARAM)
         assert handle is not None
-        found = self.functions.get(handle)
+        found = self.ctx.functions.get(handle)
         if found is None:
-            why = self.not_a("function of a loaded binary", handle)
+            why = self.ctx.not_a("function of a loaded binary", handle)
             raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"funcHandle: {why} (aclrtBinaryGetFunction gives one)")
         return found

@@ -19,11 +19,12 @@ from proto.errors import (
     AclError,
 )
 from proto.tdt import name_checked
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
+from server.npu.process.tdt import close_channel
 from server.npu.tdt import LEGACY_CAPACITY, MAX_CAPACITY, MAX_QUEUES, Channel, Dataset, DeviceTdt, Queue
 
 
-class TdtCalls(Context):
+class TdtCalls(Area):
     @acl_call
     def acltdtCreateChannelWithCapacity(self, device_id: int, name: str | None, capacity: int) -> int:
         require(
@@ -55,7 +56,7 @@ class TdtCalls(Context):
 
     @acl_call
     def acltdtDestroyChannel(self, handle: int | None) -> None:
-        close_channel(self, self._channel(handle), handle)
+        close_channel(self.ctx, self._channel(handle), handle)
 
     @acl_call
     async def acltdtSendTensor(self, handle: int | None, name: str, items: list[dict[str, Any]], timeout: int) -> None:
@@ -96,7 +97,7 @@ class TdtCalls(Context):
         taken = next((q for q in tdt.queues.values() if given and q.name == given), None)
         require(taken is None, f"the device already has a queue named '{given}' (id {taken and taken.qid})")
         qid = next(tdt.qids)
-        tdt.queues[qid] = Queue(qid, given or f"vnpu_queue_{qid}", depth, self)
+        tdt.queues[qid] = Queue(qid, given or f"vnpu_queue_{qid}", depth, self.ctx)
         return qid
 
     @acl_call
@@ -170,7 +171,7 @@ class TdtCalls(Context):
             f"device {device_id} does not exist (the daemon has {len(self.machine.devices)})",
             ACL_ERROR_RT_INVALID_DEVICEID,
         )
-        self.check_handles()
+        self.ctx.check_handles()
         tdt = self.machine.devices[device_id].tdt
         channel = tdt.channels.get(name)
         if channel is None:
@@ -184,12 +185,12 @@ class TdtCalls(Context):
             )
         channel.users += 1
         handle = self.machine.new_handle()
-        self.channels[handle] = channel
+        self.ctx.channels[handle] = channel
         return handle
 
     def _channel(self, handle: int | None) -> Channel:
         require(bool(handle), "the channel handle is NULL", ACL_ERROR_INVALID_PARAM)
-        channel = self.channels.get(handle or 0)
+        channel = self.ctx.channels.get(handle or 0)
         if channel is None:
             raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"{handle:#x} is not a TDT channel of this process")
         return channel
@@ -205,7 +206,7 @@ class TdtCalls(Context):
         require(timeout >= -1, f"timeout {timeout} ms is below -1 (-1: wait forever)", ACL_ERROR_INVALID_PARAM)
 
     def _tdt(self) -> DeviceTdt:
-        return self.device().tdt
+        return self.ctx.device().tdt
 
     @staticmethod
     def _queue(tdt: DeviceTdt, qid: int, what: str) -> Queue:
@@ -220,20 +221,3 @@ class TdtCalls(Context):
             self._queue(tdt, src, f"route {index}: source queue")
             self._queue(tdt, dst, f"route {index}: destination queue")
             require(src != dst, f"route {index} binds queue {src} to itself", ACL_ERROR_INVALID_PARAM)
-
-
-def close_channel(context: Context, channel: Channel, handle: int | None) -> None:
-    """A handle of `channel` closes; the channel goes with its last handle (of any context)."""
-    context.channels.pop(handle or 0, None)
-    channel.users -= 1
-    if channel.users == 0:
-        context.machine.devices[channel.device].tdt.channels.pop(channel.name, None)
-
-
-def release_tdt(context: Context) -> None:
-    """At a context's end: its channel handles close, its queues (and their routes) go."""
-    for handle, channel in list(context.channels.items()):
-        close_channel(context, channel, handle)
-    for device in context.machine.devices:
-        for queue in [q for q in device.tdt.queues.values() if q.owner is context]:
-            device.tdt.drop_queue(queue.qid)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from server.npu.context import OVERFLOW_AREA
+from server.npu.process.context import OVERFLOW_AREA
 from server.npu.tasks.pins import Pins, check_pins
 
 if TYPE_CHECKING:

@@ -156,7 +156,7 @@ async def test_reset_device_force_drops_every_reference(machine: Machine) -> Non
         await roundtrip(rt, rt.aclrtCreateStream())
         await rt.aclrtResetDeviceForce(0)
     await rt.aclFinalize()
-    assert rt.init_count == 0
+    assert rt.ctx.init_count == 0
 
 
 async def test_destroy_stream_force_discards_queued_work(machine: Machine) -> None:

@@ -175,7 +175,7 @@ async def test_floating_point_warnings_stay_silent_on_every_path(rt: Runtime, ma
         model = rt.aclmdlRICaptureEnd(s)
         rt.aclmdlRIExecuteAsync(model, s)
         await rt.aclrtSynchronizeStream(s)
-        rt.models[model].kind = ModelKind.BUILD  # aclmdlRIExecute runs Build models only: the host path
+        rt.ctx.models[model].kind = ModelKind.BUILD  # aclmdlRIExecute runs Build models only: the host path
         await rt.aclmdlRIExecute(model, -1)  # replayed from the host, not from a stream
         assert np.isposinf(download(rt, optr, (n,), np.float32)).all()
 
@@ -237,7 +237,7 @@ async def test_a_repeated_launch_is_checked_again_once_memory_was_freed(rt: Runt
     await rt.aclrtSynchronizeStream(0)
     expected = a.astype(np.float64) * b.astype(np.float64)
     np.testing.assert_allclose(download(rt, out, (16,), np.float32), expected, rtol=1e-6)
-    assert len(rt.checked_launches) == 1
+    assert len(rt.ctx.checked_launches) == 1
     rt.aclrtFree(rt.aclrtMalloc(64, 0))  # unrelated memory: the epoch moves, the launch is checked again
     rt.aclnnMul(0, 0, ex, 0)
     await rt.aclrtSynchronizeStream(0)
@@ -267,7 +267,7 @@ async def test_a_launch_over_registered_host_memory_is_checked_every_time(rt: Ru
     rt.aclnnMul(0, 0, ex, 0)
     await rt.aclrtSynchronizeStream(0)
     np.testing.assert_allclose(download(rt, out, (16,), np.float32), values.astype(np.float64) ** 2, rtol=1e-6)
-    assert rt.checked_launches == {}
+    assert rt.ctx.checked_launches == {}
     rt.aclrtHostUnregister(host)
     with pytest.raises(AclError) as info:
         rt.aclnnMul(0, 0, ex, 0)

@@ -105,7 +105,7 @@ async def kit(rt: Runtime) -> AsyncIterator[Kit]:
 
 
 def build(rt: Runtime, model: int) -> BuildModel:
-    found = rt.models[model]
+    found = rt.ctx.models[model]
     assert isinstance(found, BuildModel)
     return found
 
@@ -323,7 +323,7 @@ async def test_a_bound_stream_is_destroyed_after_its_model(kit: Kit) -> None:
     await kit.afails(ACL_ERROR_RT_STREAM_MODEL, rt.aclrtDestroyStreamForce, s)
     await kit.works(model, s)
     await rt.aclmdlRIDestroy(model)
-    assert not rt.bound
+    assert not rt.ctx.bound
     kit.y.muls(kit.x, -1.0, s)
     await rt.aclrtDestroyStream(s)
     np.testing.assert_allclose(kit.y.read(), -kit.x.read(), rtol=1e-6)

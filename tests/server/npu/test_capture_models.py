@@ -135,7 +135,7 @@ async def test_execute_synchronously_with_timeout(rt: Runtime) -> None:
     with pytest.raises(AclError) as info:
         await rt.aclmdlRIExecute(model, 50)
     assert info.value.code == ACL_ERROR_RT_PARAM_INVALID and "aclmdlRIExecuteAsync" in info.value.message
-    rt.models[model].kind = ModelKind.BUILD
+    rt.ctx.models[model].kind = ModelKind.BUILD
     with pytest.raises(AclError) as info:
         await rt.aclmdlRIExecute(model, 50)
     assert info.value.code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
@@ -222,7 +222,7 @@ async def test_replayed_kernels_share_views_of_the_same_memory(rt: Runtime) -> N
     rt.aclmdlRIExecuteAsync(model, s)
     await rt.aclrtSynchronizeStream(s)
     np.testing.assert_array_equal(y.read(), np.full(4, 100))
-    assert len(rt.machine.views) <= 4  # y read and y written, not a view per task
+    assert len(rt.ctx.machine.views) <= 4  # y read and y written, not a view per task
     rt.aclrtFree(x.ptr)
     rt.aclmdlRIExecuteAsync(model, s)
     await rt.aclrtSynchronizeStream(s)
@@ -295,7 +295,7 @@ async def test_an_update_racing_a_long_replay_is_all_or_nothing(rt: Runtime) -> 
     enough to run on the kernel pool, so the loop runs the update in between): the replay still sees one version
     of the whole group."""
     s, u = rt.aclrtCreateStream(), rt.aclrtCreateStream()
-    n = rt.machine.offload_bytes // 4
+    n = rt.ctx.machine.offload_bytes // 4
     zero = Vec(rt, np.zeros(n, np.float32))
     outs = [Vec(rt, np.zeros(n, np.float32)) for _ in range(6)]
     rt.aclmdlRICaptureBegin(s, GLOBAL)

@@ -258,9 +258,9 @@ async def test_nested_if_inside_a_branch_with_its_own_handle(rt: Runtime) -> Non
         await rt.aclrtSynchronizeStream(launch)
         expected = np.zeros(16) if want is None else data.astype(np.float64) * want
         np.testing.assert_allclose(out.read(), expected, rtol=1e-6)
-    graph = modelgraph.dot(rt.models[model])
+    graph = modelgraph.dot(rt.ctx.models[model])
     assert graph.count("subgraph cluster_") == 1 + 1 + 2 and "ran 2x" in graph
-    picture = modelgraph.svg(rt.models[model])
+    picture = modelgraph.svg(rt.ctx.models[model])
     assert "IF on cond handle" in picture and picture.count('group">[0] ') == 2 and picture.count('group">[1] ') == 1
     assert "ran 2x" in picture and picture.count('">#0 aclnnMuls') == 2  # the leaves' kernels under their branches
     await rt.aclmdlRIDestroy(model)
@@ -270,7 +270,7 @@ async def test_nested_if_inside_a_branch_with_its_own_handle(rt: Runtime) -> Non
 
 
 async def test_a_while_that_never_clears_its_word_fails_at_the_bound(rt: Runtime) -> None:
-    rt.machine.max_while_iterations = 50
+    rt.ctx.machine.max_while_iterations = 50
     data, x, out = vectors(rt)
     cond = Cond(rt, WHILE, [lambda s: out.adds(out, 1.0, s)])
     set_word(rt, cond.word, 1)
@@ -305,7 +305,7 @@ async def test_parent_end_with_a_branch_never_captured_destroys_the_tree(rt: Run
     for gone in (parent, *subs):
         await afails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclmdlRIDestroy, gone)
     fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclmdlRICondHandleGetCondPtr, handle)
-    assert not rt.sub_models and not rt.cond_words and rt.machine.devices[0].models.used == 0
+    assert not rt.ctx.sub_models and not rt.ctx.cond_words and rt.ctx.machine.devices[0].models.used == 0
     rt.aclmdlRICaptureBegin(s, LOCAL)  # the stream captures again
     assert rt.aclmdlRICaptureEnd(s)
 
@@ -358,7 +358,7 @@ async def test_sub_models_are_refused_by_the_root_model_calls(rt: Runtime) -> No
     ):
         assert f"{cond.model:#x}" in error.message and "sub-model" in error.message
     await afails(ACL_ERROR_RT_PARAM_INVALID, rt.aclmdlRIExecute, sub, 1000)
-    assert sub not in rt.models and sub in rt.sub_models  # kept out of the user's models
+    assert sub not in rt.ctx.models and sub in rt.ctx.sub_models  # kept out of the user's models
     assert "ready" in rt.aclmdlRIDebugPrint(sub)
     set_word(rt, cond.word, 1)
     await cond.run()  # the root still runs
@@ -432,10 +432,10 @@ async def test_add_cond_task_check_order(rt: Runtime) -> None:
     assert f"{parent:#x}" in error.message
     for kind, size in ((IF, 0), (IF, 3), (WHILE, 0), (WHILE, 2), (SWITCH, 0)):  # 10
         fails(ACL_ERROR_RT_PARAM_INVALID, add, p(type=kind, size=size), s, 0)
-    assert not rt.sub_models  # no sub-model was left behind
+    assert not rt.ctx.sub_models  # no sub-model was left behind
     rt.aclmdlRICaptureTaskGrpBegin(s)
     fails(507009, add, p(), s, 0)  # in an open task group
-    assert not rt.sub_models
+    assert not rt.ctx.sub_models
     fails(507009, rt.aclmdlRICaptureTaskGrpEnd, s)  # the group reports its failed task
     (sub,) = add(p(), s, 0)
     fails(ACL_ERROR_RT_PARAM_INVALID, add, p(), s, 0)  # 4: the handle already drives a task
@@ -462,7 +462,7 @@ async def test_capture_to_model_begin_check_order(rt: Runtime) -> None:
     fails(ACL_ERROR_RT_PARAM_INVALID, begin, s2, sub, 3)  # mode
     error = fails(ACL_ERROR_RT_PARAM_INVALID, begin, s2, parent, LOCAL)  # a root model
     assert "aclmdlRICaptureBegin" in error.message
-    default = rt.acl_context().default_stream.handle
+    default = rt.ctx.acl_context().default_stream.handle
     fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, begin, default, sub, LOCAL)
     fails(ACL_ERROR_RT_STREAM_CAPTURED, begin, s, sub, LOCAL)  # the parent's own capturing stream
     begin(s2, sub, LOCAL)

@@ -63,7 +63,7 @@ class Busy:
 
 def check_counts(machine: Machine, rt: Runtime) -> None:
     device = machine.devices[0]
-    live = [s for s in (*rt.streams.values(), *rt.default_streams.values()) if s.device is device]
+    live = [s for s in (*rt.ctx.streams.values(), *rt.ctx.default_streams.values()) if s.device is device]
     assert device.streams.used >= 0 and device.arena.used_bytes >= 0
     assert device.streams.used >= len(live)  # more only while a release closes what it took
 
@@ -87,7 +87,7 @@ async def step(rt: Runtime, o: tuple, ptrs: list[int], streams: list[int]) -> No
     elif kind == "destroy" and streams:
         await rt.aclrtDestroyStream(streams.pop(o[1] % len(streams)))
     elif kind == "work":
-        rt.issue(rt.stream(0), Busy(o[1]))
+        rt.ctx.issue(rt.ctx.stream(0), Busy(o[1]))
     elif kind == "pause":
         for _ in range(o[1]):
             await asyncio.sleep(0)
@@ -113,17 +113,17 @@ async def run(programs: list[list[tuple]]) -> None:
     try:
         threads = [thread(machine, rt, (1, i), ops) for i, ops in enumerate(programs)]
         await asyncio.wait_for(asyncio.gather(*threads), 20)
-        live = [s for s in (*rt.streams.values(), *rt.default_streams.values()) if s.device is device]
+        live = [s for s in (*rt.ctx.streams.values(), *rt.ctx.default_streams.values()) if s.device is device]
         assert device.streams.used == len(live)  # every release is over: the count is exact
-        blocks = [device.arena.find(ptr) for ptr in rt.allocations]
-        assert rt.memory_used == sum(b.size for b in blocks if b is not None) and None not in blocks
+        blocks = [device.arena.find(ptr) for ptr in rt.ctx.allocations]
+        assert rt.ctx.memory_used == sum(b.size for b in blocks if b is not None) and None not in blocks
         with calling_thread((1, 0)):
             for _ in range(4 * sum(len(p) for p in programs) + 1):  # the process's remaining references
-                if 0 not in rt.primaries:
+                if 0 not in rt.ctx.primaries:
                     break
                 await rt.aclrtResetDevice(0)
-        assert 0 not in rt.primaries and not rt.allocations and rt.memory_used == 0
-        assert (device.streams.used, device.arena.used_bytes) == (len(rt.streams), 0) == (0, 0)
+        assert 0 not in rt.ctx.primaries and not rt.ctx.allocations and rt.ctx.memory_used == 0
+        assert (device.streams.used, device.arena.used_bytes) == (len(rt.ctx.streams), 0) == (0, 0)
     finally:
         await rt.release_all()
         machine.close()

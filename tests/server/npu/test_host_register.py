@@ -50,7 +50,7 @@ async def test_zero_copy_add_on_registered_host_memory(rt: Runtime) -> None:
     for host in hosts:
         rt.aclrtHostRegisterV2(host, N * 2, ACL_HOST_REG_MAPPED)
     devs = [rt.aclrtHostGetDevicePointer(host, 0) for host in hosts]
-    assert all(rt.machine.device_of(d) is rt.machine.devices[0] for d in devs) and devs[0] != hosts[0]
+    assert all(rt.ctx.machine.device_of(d) is rt.ctx.machine.devices[0] for d in devs) and devs[0] != hosts[0]
     await add_on(rt, *devs)
     expected = (a.astype(np.float64) + b.astype(np.float64)).astype(np.float16)
     np.testing.assert_array_equal(pinned(rt, hosts[2], N, np.float16), expected)  # no copy back
@@ -91,7 +91,7 @@ async def test_registration_checks(rt: Runtime, machine: Machine) -> None:
 async def test_managed_memory_is_one_address_for_host_and_device(rt: Runtime) -> None:
     fails(ACL_ERROR_INVALID_PARAM, rt.aclrtMemAllocManaged, 64, 0)
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtMemAllocManaged, 0, ACL_RT_MEM_ATTACH_GLOBAL)
-    used = rt.memory_used
+    used = rt.ctx.memory_used
     x, y, z = (rt.aclrtMemAllocManaged(N * 2, ACL_RT_MEM_ATTACH_GLOBAL) for _ in range(3))
     rng = np.random.default_rng(4)
     a, b = rng.standard_normal(N).astype(np.float16), rng.standard_normal(N).astype(np.float16)
@@ -104,7 +104,7 @@ async def test_managed_memory_is_one_address_for_host_and_device(rt: Runtime) ->
     np.testing.assert_array_equal(got, (a.astype(np.float64) + b.astype(np.float64)).astype(np.float16))
     for ptr in (x, y, z):
         rt.aclrtFree(ptr)
-    assert rt.memory_used == used
+    assert rt.ctx.memory_used == used
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtFree, x)
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.vnpuHostRead, x, 4)
 

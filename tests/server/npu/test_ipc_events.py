@@ -95,7 +95,7 @@ async def test_only_the_creator_destroys_it(rt: Runtime, other: Runtime) -> None
     rt.aclrtRecordEvent(event, None)
     await rt.aclrtSynchronizeEvent(event)
     rt.aclrtDestroyEvent(event)
-    third = Runtime(rt.machine)
+    third = Runtime(rt.ctx.machine)
     third.aclInit()
     third.aclrtSetDevice(0)
     fails(ACL_ERROR_RT_PARAM_INVALID, third.aclrtIpcOpenEventHandle, handle)  # gone with its creator's destroy

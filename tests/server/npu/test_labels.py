@@ -117,7 +117,7 @@ async def test_the_index_word_picks_the_branch_at_each_execution(kit: Kit) -> No
         kit.set_word(index, value)
         await kit.run(model)
         kit.expect_y(added)
-    assert kit.rt.models[model].executions == 4
+    assert kit.rt.ctx.models[model].executions == 4
 
 
 async def test_the_samples_flow_jumps_over_a_label(kit: Kit) -> None:
@@ -141,7 +141,7 @@ async def test_the_samples_flow_jumps_over_a_label(kit: Kit) -> None:
     kit.rt.aclrtDestroyLabelList(labels)
     for label in (l1, l0):
         kit.rt.aclrtDestroyLabel(label)
-    assert kit.rt.labels == {}
+    assert kit.rt.ctx.labels == {}
 
 
 async def test_a_backward_jump_loops_until_its_word_leads_out(kit: Kit) -> None:
@@ -165,7 +165,7 @@ async def test_a_backward_jump_loops_until_its_word_leads_out(kit: Kit) -> None:
 
 
 async def test_a_label_loop_that_never_leaves_fails_at_the_bound(kit: Kit) -> None:
-    kit.rt.machine.max_while_iterations = 40
+    kit.rt.ctx.machine.max_while_iterations = 40
     s = kit.persistent()
     model = await kit.model((s, HEAD))
     (la,), labels = kit.labels(1)
@@ -181,7 +181,7 @@ async def test_a_label_loop_that_never_leaves_fails_at_the_bound(kit: Kit) -> No
     np.testing.assert_array_equal(kit.y.read(), np.full(8, 41.0, np.float32))  # the body, then 40 jumps back
     np.testing.assert_array_equal(kit.x.read(), before)
     await kit.rt.aclrtSynchronizeStream(kit.exec)  # the error was raised once: the stream goes on
-    kit.rt.machine.max_while_iterations = 100
+    kit.rt.ctx.machine.max_while_iterations = 100
     await kit.run_fails(model, ACL_ERROR_RT_MODEL_EXECUTE)
     np.testing.assert_array_equal(kit.y.read(), np.full(8, 41.0 + 101.0, np.float32))
 
@@ -222,10 +222,12 @@ async def test_a_label_on_a_running_stream_fails_the_switch(kit: Kit) -> None:
 
 async def test_a_destroyed_label_keeps_working_in_its_model(kit: Kit) -> None:
     model, index = await kit.branches()
-    task_labels = [t.label for lane in kit.rt.models[model].lanes for t in lane.tasks if isinstance(t, LabelSetTask)]
+    task_labels = [
+        t.label for lane in kit.rt.ctx.models[model].lanes for t in lane.tasks if isinstance(t, LabelSetTask)
+    ]
     for label in task_labels:
         kit.rt.aclrtDestroyLabel(label.handle)
-    assert kit.rt.labels == {} and all(label.destroyed for label in task_labels)
+    assert kit.rt.ctx.labels == {} and all(label.destroyed for label in task_labels)
     kit.set_word(index, 1)
     await kit.run(model)
     kit.expect_y(2.0)
@@ -278,14 +280,14 @@ async def test_the_views_name_label_and_switch_tasks(kit: Kit) -> None:
     model, _ = await kit.branches()
     text = kit.rt.aclmdlRIDebugPrint(model)
     assert text.count("aclrtSetLabel: label") == 3 and text.count("aclrtSwitchLabelByIndex on *") == 2
-    found = kit.rt.models[model]
+    found = kit.rt.ctx.models[model]
     graph = dot(found)
     assert graph.count('label="label [0]"') == 2 and 'label="label [1]"' in graph
     assert "t0_0 -> t0_1 [style=bold" in graph and "t0_0 -> t0_4 [style=bold" in graph  # to L0 and L1
     assert svg(found).count("<title>label [") == 3
     assert [type(t) for t in found.lanes[0].tasks][:2] == [SwitchLabelTask, LabelSetTask]
     await kit.run(model)
-    kinds = {(e.kind, e.name.split(" ")[0]) for e in kit.rt.machine.tracer.events() if e.where.model == model}
+    kinds = {(e.kind, e.name.split(" ")[0]) for e in kit.rt.ctx.machine.tracer.events() if e.where.model == model}
     assert {("label switch", "aclrtSwitchLabelByIndex"), ("label", "aclrtSetLabel:")} <= kinds
 
 
@@ -309,22 +311,22 @@ async def test_a_label_of_another_model_fails_the_switch(kit: Kit) -> None:
 async def test_create_label_list_checks_in_the_runtimes_order(kit: Kit) -> None:
     rt = kit.rt
     a, b = rt.aclrtCreateLabel(), rt.aclrtCreateLabel()
-    used = rt.memory_used
+    used = rt.ctx.memory_used
     fails(ACL_ERROR_INVALID_PARAM, rt.aclrtCreateLabelList, None, 2)
     assert "num must be in (0, 65535]" in fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtCreateLabelList, [], 0).message
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtCreateLabelList, [a], MAX_LABELS + 1)
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtCreateLabelList, [a, b], 3)
     assert "labels[1] is NULL" in fails(ACL_ERROR_INVALID_PARAM, rt.aclrtCreateLabelList, [a, None], 2).message
     assert "labels[0]" in fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtCreateLabelList, [0x1234, a], 2).message
-    assert rt.memory_used == used and rt.label_lists == {}
+    assert rt.ctx.memory_used == used and rt.ctx.label_lists == {}
     # a label twice: the list is freed, and (as in the runtime) the first `a` keeps the slot it got
     error = fails(ACL_ERROR_RT_INTERNAL_ERROR, rt.aclrtCreateLabelList, [a, a], 2)
-    assert "labels[1]" in error.message and rt.memory_used == used and rt.label_lists == {}
+    assert "labels[1]" in error.message and rt.ctx.memory_used == used and rt.ctx.label_lists == {}
     fails(ACL_ERROR_RT_INTERNAL_ERROR, rt.aclrtCreateLabelList, [a], 1)
     ok = rt.aclrtCreateLabelList([b], 1)
-    assert rt.memory_used == used + LABEL_INFO_SIZE and read_bytes(rt, ok, LABEL_INFO_SIZE) == b"\xff" * 16
+    assert rt.ctx.memory_used == used + LABEL_INFO_SIZE and read_bytes(rt, ok, LABEL_INFO_SIZE) == b"\xff" * 16
     rt.aclrtFree(ok)  # a list is device memory: aclrtFree frees it too
-    assert rt.memory_used == used
+    assert rt.ctx.memory_used == used
 
 
 async def test_set_label_checks_in_the_runtimes_order(kit: Kit) -> None:
@@ -343,7 +345,7 @@ async def test_set_label_checks_in_the_runtimes_order(kit: Kit) -> None:
     assert "capturing" in fails(ACL_ERROR_RT_STREAM_MODEL, rt.aclrtSetLabel, a, plain).message
     rt.aclmdlRICaptureEnd(plain)
     assert "in no label list" in fails(ACL_ERROR_RT_INTERNAL_ERROR, rt.aclrtSetLabel, orphan, s).message
-    lane = rt.bound[rt.streams[s]]
+    lane = rt.ctx.bound[rt.ctx.streams[s]]
     assert lane.tasks == []  # no refusal left a task behind
     rt.aclrtSetLabel(a, s)
     assert "set already" in fails(ACL_ERROR_RT_INTERNAL_ERROR, rt.aclrtSetLabel, a, s).message
@@ -376,13 +378,13 @@ async def test_switch_and_destroy_refusals(kit: Kit) -> None:
     fails(ACL_ERROR_INVALID_PARAM, rt.aclrtSwitchLabelByIndex, word, 1, labels, None)
     fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtSwitchLabelByIndex, word, 1, labels, 0x4321)
     fails(ACL_ERROR_RT_STREAM_MODEL, rt.aclrtSwitchLabelByIndex, word, 1, labels, kit.exec)
-    assert rt.models[model].lanes[0].tasks == []
+    assert rt.ctx.models[model].lanes[0].tasks == []
     fails(ACL_ERROR_INVALID_PARAM, rt.aclrtDestroyLabel, None)
     fails(ACL_ERROR_INVALID_PARAM, rt.aclrtDestroyLabelList, None)
     rt.aclrtDestroyLabel(a)
     assert "was destroyed" in fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtDestroyLabel, a).message
     rt.aclrtDestroyLabelList(labels)
-    assert rt.label_lists == {}
+    assert rt.ctx.label_lists == {}
 
 
 async def test_a_process_holds_at_most_65535_labels(rt: Runtime) -> None:
@@ -391,7 +393,7 @@ async def test_a_process_holds_at_most_65535_labels(rt: Runtime) -> None:
     assert "65535 labels" in error.message
     rt.aclrtDestroyLabel(labels[7])
     again = rt.aclrtCreateLabel()
-    assert rt.labels[again].ident == 7 and len(rt.labels) == MAX_LABELS
+    assert rt.ctx.labels[again].ident == 7 and len(rt.ctx.labels) == MAX_LABELS
 
 
 async def test_setting_a_label_whose_list_was_destroyed_writes_nothing(kit: Kit) -> None:
@@ -407,5 +409,5 @@ async def test_setting_a_label_whose_list_was_destroyed_writes_nothing(kit: Kit)
     upload_into(rt, reused, np.arange(LABEL_INFO_SIZE, dtype=np.uint8))
     rt.aclrtSetLabel(la, s)
     assert read_bytes(rt, reused, LABEL_INFO_SIZE) == bytes(range(LABEL_INFO_SIZE))
-    assert len(rt.bound[rt.streams[s]].tasks) == 1
+    assert len(rt.ctx.bound[rt.ctx.streams[s]].tasks) == 1
     fails(ACL_ERROR_RT_INTERNAL_ERROR, rt.aclrtSetLabel, la, s)  # it is set, all the same

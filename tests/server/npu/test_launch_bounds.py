@@ -83,7 +83,7 @@ async def test_the_probes_broadcast_matmul_is_refused_before_any_work(rt: Runtim
     assert info.value.code == ACL_ERROR_RT_OVER_LIMIT and info.value.api == "aclnnMatmul"
     for named in (str(figure), str(1 << 34), "inner dimension 65536", "VNPU_MAX_LAUNCH_ELEMENTS"):
         assert named in info.value.message, info.value.message
-    assert rt.stream(0).queued == 0 and rt.aclrtGetMemInfo(1)[0] == free
+    assert rt.ctx.stream(0).queued == 0 and rt.aclrtGetMemInfo(1)[0] == free
     await check_matmul(rt)
 
 

@@ -20,6 +20,6 @@ async def test_marks_and_ranges_land_on_the_thread_lane(rt: Runtime, machine: Ma
     mark, outer = got
     assert mark.start == mark.end and outer.start <= mark.start <= outer.end
     assert mark.where.lane.startswith("thread ") and mark.where.lane == outer.where.lane
-    assert mark.detail == f"domain dom, {rt.streams[s]!r}" and outer.detail is None
+    assert mark.detail == f"domain dom, {rt.ctx.streams[s]!r}" and outer.detail is None
     exported = [e for e in chrome(got, machine.tracer.epoch) if e["ph"] != "M"]
     assert [(e["name"], e["ph"]) for e in exported] == [("here", "i"), ("outer", "X")]

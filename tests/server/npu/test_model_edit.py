@@ -255,11 +255,11 @@ async def test_set_params_null_and_in_flight_leave_the_model_ready(rt: Runtime, 
     rt.aclmdlRIExecuteAsync(m.model, other)  # queued behind the wait: in flight, not yet running
     assert code_of(rt.aclmdlRITaskSetParams, m.adds, params) == ACL_ERROR_RT_MODEL_UPDATE_FAILED
     assert code_of(rt.aclmdlRITaskDisable, m.adds) == ACL_ERROR_RT_MODEL_UPDATE_FAILED
-    assert rt.models[m.model].status is ModelStatus.READY
+    assert rt.ctx.models[m.model].status is ModelStatus.READY
     rt.aclrtRecordEvent(blocker, m.s)
     await rt.aclrtSynchronizeStream(other)
     rt.aclmdlRITaskSetParams(m.adds, params)  # nothing in flight now
-    assert rt.models[m.model].status is ModelStatus.UPDATING
+    assert rt.ctx.models[m.model].status is ModelStatus.UPDATING
     rt.aclmdlRIUpdate(m.model)
     await m.replay()
     np.testing.assert_allclose(m.a.read(), m.x0.astype(np.float64) + 4.0, rtol=1e-6)
@@ -320,7 +320,7 @@ async def test_set_params_failures_leave_the_model_fault(rt: Runtime, m: Setup, 
         params = {"type": T.ACL_MODEL_RI_TASK_VALUE_WRITE, "opInfoPtr": 0x1000, "opInfoSize": 8,
                   "valueWriteTaskParams": {"devAddr": m.word, "value": 1}}  # fmt: skip
     assert code_of(rt.aclmdlRITaskSetParams, target, params) == code
-    assert rt.models[m.model].status is ModelStatus.FAULT
+    assert rt.ctx.models[m.model].status is ModelStatus.FAULT
     # no way out of FAULT: only destroy helps
     assert code_of(rt.aclmdlRIExecuteAsync, m.model, m.s) == ACL_ERROR_RT_MODEL_EXECUTE
     assert code_of(rt.aclmdlRITaskSetParams, m.mul1, kernel_params(rt, m.mul1, 1.0)) == ACL_ERROR_RT_MODEL_UPDATE_FAILED
@@ -410,7 +410,7 @@ async def test_disable(rt: Runtime, m: Setup) -> None:
 
 async def test_disable_default_task_faults(rt: Runtime, m: Setup) -> None:
     assert code_of(rt.aclmdlRITaskDisable, m.copy) == ACL_ERROR_RT_PARAM_INVALID
-    assert rt.models[m.model].status is ModelStatus.FAULT
+    assert rt.ctx.models[m.model].status is ModelStatus.FAULT
     assert code_of(rt.aclmdlRIExecuteAsync, m.model, m.s) == ACL_ERROR_RT_MODEL_EXECUTE
     await rt.aclmdlRIDestroy(m.model)
     await still_works(rt, m.s)
@@ -495,6 +495,6 @@ async def test_a_workspace_too_small_for_new_arguments(rt: Runtime, m: Setup) ->
     bigger = KernelDesc(desc.op, dict(ex.kernel.args), 4096)
     params["kernelTaskParams"]["kernel"] = bigger.to_wire()
     assert code_of(rt.aclmdlRITaskSetParams, m.adds, params) == ACL_ERROR_RT_PARAM_INVALID
-    assert rt.models[m.model].status is ModelStatus.FAULT
+    assert rt.ctx.models[m.model].status is ModelStatus.FAULT
     await rt.aclmdlRIDestroy(m.model)
     await still_works(rt, m.s)

@@ -163,9 +163,9 @@ async def test_abort_stops_the_running_replay_and_the_model_runs_again(
     rt.aclmdlRIExecuteAsync(model, s)
     for _ in range(20):
         await asyncio.sleep(0)
-    assert rt.models[model].running
+    assert rt.ctx.models[model].running
     await asyncio.wait_for(rt.aclmdlRIAbort(model), 5)
-    assert not rt.models[model].running
+    assert not rt.ctx.models[model].running
     error = await afails(ACL_ERROR_RT_MODEL_ABORT_NORMAL, rt.aclrtSynchronizeStream, s)
     assert "aclmdlRIAbort" in error.message
     np.testing.assert_array_equal(y.read(), np.zeros(8))  # the kernel after the wait never ran
@@ -182,8 +182,8 @@ async def test_abort_checks(rt: Runtime, parts: tuple[int, Vec, Vec]) -> None:
     model = captured(rt, s, y, x)
     await afails(ACL_ERROR_RT_PARAM_INVALID, rt.aclmdlRIAbort, 0)  # no ACL check: the runtime's 107000
     await afails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclmdlRIAbort, 0xBAD)
-    sub = ModelRI(rt.machine.new_handle(), rt.machine.devices[0], ModelKind.SUB)
-    rt.models[sub.handle] = sub
+    sub = ModelRI(rt.ctx.machine.new_handle(), rt.ctx.machine.devices[0], ModelKind.SUB)
+    rt.ctx.models[sub.handle] = sub
     await afails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclmdlRIAbort, sub.handle)
     fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclmdlRIDestroyRegisterCallback, sub.handle, 0x10, 0)
     rt.aclrtSetDevice(1)
@@ -250,7 +250,7 @@ async def test_destroy_of_a_model_still_running_after_the_deadline_is_refused_an
         await asyncio.sleep(0)
     error = await afails(ACL_ERROR_RT_MODEL_RUNNING, rt.aclmdlRIDestroy, model)
     assert "still running after 0.05 s" in error.message and "kept" in error.message
-    assert rt.aclmdlRIGetId(model) >= 0 and not rt.models[model].destroyed  # kept, its id too
+    assert rt.aclmdlRIGetId(model) >= 0 and not rt.ctx.models[model].destroyed  # kept, its id too
     rt.aclrtValueWrite(word, 1, 0, rt.aclrtCreateStream())  # the replay goes on and ends
     await asyncio.wait_for(rt.aclrtSynchronizeStream(s), 5)
     np.testing.assert_array_equal(y.read(), np.ones(8))
@@ -266,7 +266,7 @@ async def test_destroy_waits_for_a_replay_that_ends_in_time(rt: Runtime, parts: 
         await asyncio.sleep(0)
     destroy = asyncio.ensure_future(rt.aclmdlRIDestroy(model))
     await asyncio.sleep(0.02)
-    assert not destroy.done() and model in rt.models  # the model lives while it runs
+    assert not destroy.done() and model in rt.ctx.models  # the model lives while it runs
     rt.aclrtValueWrite(word, 1, 0, rt.aclrtCreateStream())
     assert await asyncio.wait_for(destroy, 5) == []
     np.testing.assert_array_equal(y.read(), np.ones(8))

@@ -57,13 +57,13 @@ async def test_a_run_of_200_equal_kernels_is_one_node_and_the_model_still_comput
     rt.aclmdlRIExecuteAsync(model, s)
     await rt.aclrtSynchronizeStream(s)
     np.testing.assert_allclose(x.read(), (x0.astype(np.float64) + 203) * 4, rtol=1e-6)
-    dot = modelgraph.dot(rt.models[model])
+    dot = modelgraph.dot(rt.ctx.models[model])
     found = labels(dot)
     assert f"#0–#199 {ADDS} ×200" in found
     assert found.count(ADDS) == 3  # the task group's kernels, one node each
     assert sum("aclnnMuls" in label for label in found) == 2  # a run of 2 is not folded
     assert not any("×" in label for label in found if label != f"#0–#199 {ADDS} ×200")
-    picture = modelgraph.svg(rt.models[model])
+    picture = modelgraph.svg(rt.ctx.models[model])
     texts = [" ".join(lines) for _, lines, _ in svg_boxes(picture)]
     assert texts.count(f"#0–#199 {ADDS} ×200") == 1 and texts.count(ADDS) == 3
     assert int(ET.fromstring(picture).get("height", 0)) < 600  # 7 boxes, not 205
@@ -78,7 +78,7 @@ async def test_an_edited_task_splits_its_run(rt: Runtime) -> None:
     rt.aclmdlRIExecuteAsync(model, s)
     await rt.aclrtSynchronizeStream(s)
     np.testing.assert_allclose(x.read(), (x0.astype(np.float64) + 8 + 10 + 3) * 4, rtol=1e-6)
-    found = labels(modelgraph.dot(rt.models[model]))
+    found = labels(modelgraph.dot(rt.ctx.models[model]))
     assert f"#0–#3 {ADDS} ×4" in found and f"#4 edited: {ADDS}" in found and f"#5–#8 {ADDS} ×4" in found
 
 
@@ -98,7 +98,7 @@ async def test_the_ends_of_event_edges_and_external_waits_keep_their_nodes(rt: R
     join = rt.aclrtCreateEventExWithFlag(1)
     rt.aclrtRecordEvent(join, s2)
     rt.aclrtStreamWaitEvent(s1, join)
-    model = rt.models[rt.aclmdlRICaptureEnd(s1)]
+    model = rt.ctx.models[rt.aclmdlRICaptureEnd(s1)]
     dot = modelgraph.dot(model)
     assert dot.count('label="event"') == 4  # every edge has both its ends
     found = labels(dot)
@@ -120,7 +120,7 @@ async def test_svg_labels_fit_their_boxes_and_keep_handles_whole(rt: Runtime) ->
     join = rt.aclrtCreateEventExWithFlag(1)
     rt.aclrtRecordEvent(join, s2)
     rt.aclrtStreamWaitEvent(s1, join)
-    model = rt.models[rt.aclmdlRICaptureEnd(s1)]
+    model = rt.ctx.models[rt.aclmdlRICaptureEnd(s1)]
     boxes = svg_boxes(modelgraph.svg(model))
     assert len(boxes) == 6 and any(len(lines) > 1 for _, lines, _ in boxes)  # the long ones wrapped
     for width, lines, full in boxes:

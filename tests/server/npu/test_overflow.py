@@ -56,7 +56,7 @@ def record_overflow(rt: Runtime) -> bytes:
     """Write a status into the current ACL context's area, as a device that detected an overflow would (vnpu's
     kernels never do); returns the 512 bytes."""
     status = random_bytes(512)
-    rt.acl_context().overflow_status[:] = np.frombuffer(status, np.uint8)
+    rt.ctx.acl_context().overflow_status[:] = np.frombuffer(status, np.uint8)
     return status
 
 
@@ -137,12 +137,12 @@ async def test_status_tasks_run_in_stream_order(rt: Runtime) -> None:
     rt.aclrtGetOverflowStatus(second, 64, s)
     await asyncio.sleep(0.02)
     assert (read(rt, first, 64), read(rt, second, 64)) == (a, b)  # queued behind the gate: nothing ran yet
-    assert rt.acl_context().overflow_status.tobytes() == status  # not cleared yet either
+    assert rt.ctx.acl_context().overflow_status.tobytes() == status  # not cleared yet either
     rt.aclrtRecordEvent(gate, 0)
     await rt.aclrtSynchronizeStream(s)
     assert read(rt, first, 64) == bytes([0x11]) * 8 + status[8:64]
     assert read(rt, second, 64) == bytes(64)  # read after the reset
-    assert rt.acl_context().overflow_status.tobytes() == bytes(512)  # all 512 bytes, not just the 64 read
+    assert rt.ctx.acl_context().overflow_status.tobytes() == bytes(512)  # all 512 bytes, not just the 64 read
 
 
 async def test_the_float_overflow_names_are_the_same_calls(rt: Runtime) -> None:
@@ -153,10 +153,10 @@ async def test_the_float_overflow_names_are_the_same_calls(rt: Runtime) -> None:
     rt.aclrtStreamWaitEvent(s, gate)
     rt.aclrtGetFloatOverflowStatus(out, 64, s)
     rt.aclrtResetFloatOverflowStatus(s)
-    assert rt.acl_context().overflow_status.tobytes() == status  # queued, not run
+    assert rt.ctx.acl_context().overflow_status.tobytes() == status  # queued, not run
     rt.aclrtRecordEvent(gate, 0)
     await rt.aclrtSynchronizeStream(s)
-    assert read(rt, out, 64) == status[:64] and rt.acl_context().overflow_status.tobytes() == bytes(512)
+    assert read(rt, out, 64) == status[:64] and rt.ctx.acl_context().overflow_status.tobytes() == bytes(512)
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetFloatOverflowStatus, 0, 64, s)  # no ACL-layer NULL check
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtGetFloatOverflowStatus, out, 32, s)
     rt.aclmdlRICaptureBegin(s, GLOBAL)
@@ -251,7 +251,7 @@ async def test_failure_mode_attribute(rt: Runtime) -> None:
     rt.aclrtSetStreamAttribute(s, A.ACL_STREAM_ATTR_FAILURE_MODE, ACL_STOP_ON_FAILURE | 0x10)  # only bit 0
     assert rt.aclrtGetStreamAttribute(s, A.ACL_STREAM_ATTR_FAILURE_MODE) == ACL_STOP_ON_FAILURE
     assert rt.aclrtGetStreamAttribute(sibling, A.ACL_STREAM_ATTR_FAILURE_MODE) == 0  # its own mode...
-    assert rt.stream(sibling).stop_on_failure  # ...though the context now stops on failure
+    assert rt.ctx.stream(sibling).stop_on_failure  # ...though the context now stops on failure
     error = fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtSetStreamAttribute, s, A.ACL_STREAM_ATTR_FAILURE_MODE, 0)
     assert "cannot leave" in error.message
     fails(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, rt.aclrtSetStreamFailureMode, s, 0)  # the same state as the call

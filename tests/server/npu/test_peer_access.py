@@ -19,9 +19,9 @@ async def test_peer_checks(rt: Runtime) -> None:
     fails(ACL_ERROR_INVALID_PARAM, rt.aclrtDeviceEnablePeerAccess, 0, 0)  # the current device
     fails(ACL_ERROR_RT_INVALID_DEVICEID, rt.aclrtDeviceEnablePeerAccess, 5, 0)
     rt.aclrtDeviceEnablePeerAccess(1, 0)
-    assert rt.peer_access == {(0, 1)}
+    assert rt.ctx.peer_access == {(0, 1)}
     rt.aclrtDeviceDisablePeerAccess(1)
-    assert rt.peer_access == set()
+    assert rt.ctx.peer_access == set()
     fails(ACL_ERROR_INVALID_PARAM, rt.aclrtDeviceDisablePeerAccess, 0)
 
 

@@ -100,7 +100,7 @@ async def test_big_kernels_of_one_context_do_not_starve_another_contexts_copy() 
         mine = bob.aclrtCreateStream()
         await bob.aclrtMemcpyAsync(dst, data.nbytes, src, data.nbytes, ACL_MEMCPY_DEVICE_TO_DEVICE, mine)
         await bob.aclrtSynchronizeStream(mine)
-        assert all(alice.stream(s).running is not None for s in streams)  # bob's copy did not wait for them
+        assert all(alice.ctx.stream(s).running is not None for s in streams)  # bob's copy did not wait for them
         assert read_bytes(bob, dst, data.nbytes) == data.tobytes()
         for stream in streams:
             await alice.aclrtSynchronizeStream(stream)

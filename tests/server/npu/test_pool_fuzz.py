@@ -59,7 +59,7 @@ class Tenant:
         if pool:
             ptr = pool[0 if self.rng.random() < 0.5 else self.rng.integers(len(pool))]  # the oldest: likely running
             self.rt.aclrtFree(ptr)  # possibly under a task that is queued or running on the pool
-            self.quarantines += self.rt.machine.devices[0].arena.quarantined_bytes > 0
+            self.quarantines += self.rt.ctx.machine.devices[0].arena.quarantined_bytes > 0
             if ptr in self.stable:
                 del self.stable[ptr]
             else:

@@ -41,7 +41,7 @@ async def tenants() -> AsyncIterator[tuple[Machine, Runtime, Runtime]]:
 async def until_running(rt: Runtime, stream: int) -> None:
     """Until the stream's kernel is on the pool (bounded: 5 s)."""
     deadline = time.monotonic() + 5
-    while rt.stream(stream).running is None:
+    while rt.ctx.stream(stream).running is None:
         assert time.monotonic() < deadline, "the kernel never started"
         await asyncio.sleep(0.005)
     await asyncio.sleep(0.05)  # its plan is made on the loop; now it runs in a pool thread
@@ -65,7 +65,7 @@ async def test_a_block_freed_under_a_running_kernel_is_not_reused(
     stream, _, out = launch_gelu(alice, x)
     await until_running(alice, stream)
     free_before, _ = alice.aclrtGetMemInfo(HBM)
-    assert alice.stream(stream).running is not None, alice.stream(stream).error  # still running
+    assert alice.ctx.stream(stream).running is not None, alice.ctx.stream(stream).error  # still running
     alice.aclrtFree(out)  # immediate, as in the runtime; the kernel still writes out
     assert alice.aclrtGetMemInfo(HBM)[0] == free_before  # quarantined bytes are not free
     mine = bob.aclrtMalloc(x.nbytes, 0)

@@ -97,7 +97,7 @@ async def test_failure_mode_rules(rt: Runtime) -> None:
     assert "cannot leave" in error.message
     # the other streams of the same ACL context stop on failure too (the context's mode), the other context's do
     # not; each keeps its own mode, CONTINUE, which it may be set to again (ai StreamSetMode compares the stream's)
-    streams = {h: rt.stream(h) for h in (s, sibling, 0, foreign)}
+    streams = {h: rt.ctx.stream(h) for h in (s, sibling, 0, foreign)}
     assert [x.stop_on_failure for x in streams.values()] == [True, True, True, False]
     assert [x.failure_mode for x in streams.values()] == [ACL_STOP_ON_FAILURE, 0, 0, 0]
     rt.aclrtSetStreamFailureMode(sibling, ACL_CONTINUE_ON_FAILURE)

@@ -172,6 +172,6 @@ async def test_timed_out_polls_keep_no_waiter(rt: Runtime) -> None:
         with pytest.raises(AclError) as info:
             await rt.aclrtSynchronizeStreamWithTimeout(s, 1)
         assert info.value.code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
-    assert rt.streams[s]._reached == []  # the heap of waiters is what leaked
+    assert rt.ctx.streams[s]._reached == []  # the heap of waiters is what leaked
     rt.aclrtRecordEvent(ev, 0)
     await rt.aclrtSynchronizeStreamWithTimeout(s, -1)

@@ -267,8 +267,8 @@ async def test_another_device_reaches_a_reservation_with_peer_memory(rt: Runtime
     handle = rt.aclrtMallocPhysical(G, prop1, 0)  # device 1's memory, mapped into device 0's addresses
     va = rt.aclrtReserveMemAddress(G, 0, None, 0)
     rt.aclrtMapMem(va, G, 0, handle, 0)
-    before = rt.machine.devices[1].arena.free_bytes
+    before = rt.ctx.machine.devices[1].arena.free_bytes
     src = upload(rt, np.arange(32, dtype=np.float32))
     rt.aclrtMemcpy(va, 128, src, 128, 3)
     np.testing.assert_array_equal(download(rt, va, (32,), np.float32), np.arange(32))
-    assert rt.machine.devices[1].arena.free_bytes == before
+    assert rt.ctx.machine.devices[1].arena.free_bytes == before

@@ -27,8 +27,7 @@ from proto.identity import (
     UB_BYTES_PER_VECTOR_CORE,
     VECTOR_CORES,
 )
-from server.npu.calls.device.device import DeviceCalls
-from server.npu.context import acl_call, require
+from server.npu.area import Area, acl_call, require
 
 A = aclrtDevAttr
 FIXED_ATTRIBUTES = {
@@ -47,10 +46,10 @@ CORES = {
 }
 
 
-class DeviceInfoCalls(DeviceCalls):
+class DeviceInfoCalls(Area):
     @acl_call
     def aclrtGetDeviceInfo(self, device_id: int, attr: int) -> int:
-        device = self.device_of(device_id)
+        device = self.machine.device(device_id)
         if attr not in aclrtDevAttr._value2member_map_:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("attr", attr, aclrtDevAttr))
         if attr == A.ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE:
@@ -67,34 +66,34 @@ class DeviceInfoCalls(DeviceCalls):
     @acl_call
     def aclrtGetDeviceCapability(self, device_id: int, dev_feature_type: int) -> int:
         """Task update of AIC/AIV kernels is supported (1); the other feature types are not queryable (107000)."""
-        self.device_of(device_id)
+        self.machine.device(device_id)
         if dev_feature_type != aclrtDevFeatureType.ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"devFeatureType {dev_feature_type} cannot be queried")
         return 1
 
     @acl_call
     def aclrtQueryDeviceStatus(self, device_id: int) -> int:
-        self.device_of(device_id)
+        self.machine.device(device_id)
         return aclrtDeviceStatus.ACL_RT_DEVICE_STATUS_NORMAL
 
     @acl_call
     def aclrtGetErrorVerbose(self, device_id: int) -> tuple[int, int, int]:
         """(tryRepair, hasDetail, errorType): the runtime reports only HBM uncorrectable errors and link errors
         here, and vnpu emulates neither, so ACL_RT_NO_ERROR (spec-breadth 3.1)."""
-        self.device_of(device_id)
+        self.machine.device(device_id)
         return (0, 0, aclrtErrorType.ACL_RT_NO_ERROR)
 
     @acl_call
     def aclrtGetDeviceUtilizationRate(self, device_id: int) -> tuple[int, int, int, int]:
         """(cube, vector, AI CPU, memory) utilization in percent: -1 each, the runtime's answer when the driver
         cannot say (memory is always -1): vnpu does not sample its cores."""
-        self.device_of(device_id)
+        self.machine.device(device_id)
         return (-1, -1, -1, -1)
 
     @acl_call
     def aclrtGetDeviceResLimit(self, device_id: int, type_: int) -> int:
         self._open_device(device_id, type_)
-        return self.res_limits.get((device_id, type_), CORES[type_])  # type: ignore[index]
+        return self.ctx.res_limits.get((device_id, type_), CORES[type_])  # type: ignore[index]
 
     @acl_call
     def aclrtSetDeviceResLimit(self, device_id: int, type_: int, value: int) -> None:
@@ -103,26 +102,26 @@ class DeviceInfoCalls(DeviceCalls):
         most = CORES[type_]  # type: ignore[index]
         require(0 <= value <= most, f"value {value} is more than the device's {most} cores of that type",
                 ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
-        self.res_limits[(device_id, type_)] = value
+        self.ctx.res_limits[(device_id, type_)] = value
 
     @acl_call
     def aclrtResetDeviceResLimit(self, device_id: int) -> None:
         self._open_device(device_id, 0)
         for kind in CORES:
-            self.res_limits.pop((device_id, kind), None)
+            self.ctx.res_limits.pop((device_id, kind), None)
 
     @acl_call
     def aclrtGetResInCurrentThread(self, type_: int) -> int:
-        index = self.device().index
+        index = self.ctx.device().index
         if type_ not in CORES:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("type", type_, aclrtDevResLimitType))
-        return self.res_limits.get((index, type_), CORES[type_])  # type: ignore[index]
+        return self.ctx.res_limits.get((index, type_), CORES[type_])  # type: ignore[index]
 
     def _open_device(self, device_id: int, type_: int) -> None:
-        self.device_of(device_id)
+        self.machine.device(device_id)
         if type_ not in CORES:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("type", type_, aclrtDevResLimitType))
-        if not any(c.device.index == device_id for c in self.acl_contexts.values()):
+        if not any(c.device.index == device_id for c in self.ctx.acl_contexts.values()):
             raise AclError(
                 ACL_ERROR_RT_DEV_SETUP_ERROR, f"device {device_id} is not open in this process: call aclrtSetDevice"
             )

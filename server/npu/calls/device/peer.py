@@ -5,10 +5,10 @@ current device), and disabling takes it back."""
 from __future__ import annotations
 
 from proto.errors import ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_RT_INVALID_DEVICEID, AclError
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 
 
-class PeerCalls(Context):
+class PeerCalls(Area):
     @acl_call
     def aclrtDeviceCanAccessPeer(self, device_id: int, peer_device_id: int) -> int:
         require(device_id != peer_device_id, f"deviceId and peerDeviceId are both {device_id}: a device is no peer")
@@ -21,14 +21,14 @@ class PeerCalls(Context):
         if flags != 0:
             raise AclError(ACL_ERROR_FEATURE_UNSUPPORTED, f"flags must be 0, got {flags}")
         current = self._peer_of_current(peer_device_id)
-        self.peer_access.add((current, peer_device_id))
+        self.ctx.peer_access.add((current, peer_device_id))
 
     @acl_call
     def aclrtDeviceDisablePeerAccess(self, peer_device_id: int) -> None:
-        self.peer_access.discard((self._peer_of_current(peer_device_id), peer_device_id))
+        self.ctx.peer_access.discard((self._peer_of_current(peer_device_id), peer_device_id))
 
     def _peer_of_current(self, peer: int) -> int:
-        current = self.device().index
+        current = self.ctx.device().index
         require(current != peer, f"peerDeviceId {peer} is this thread's current device")
         self._device_index(peer, "peerDeviceId")
         return current

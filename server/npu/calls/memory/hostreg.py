@@ -13,8 +13,6 @@ buffer behind a window of the current device, freed with aclrtFree. The client m
 
 from __future__ import annotations
 
-from collections.abc import Container
-
 import numpy as np
 
 from proto.constants import (
@@ -29,14 +27,15 @@ from proto.errors import (
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.memory.allocator import OutOfSpace
 from server.npu.memory.hostmem import HostBuffer
 from server.npu.memory.hostreg import VALID_FLAGS, Registration
 from server.npu.memory.vmem import VirtualSpace, Window
+from server.npu.process.memory import unregister
 
 
-class HostRegistrationCalls(Context):
+class HostRegistrationCalls(Area):
     @acl_call
     def aclrtHostRegisterV2(self, ptr: int | None, size: int, flag: int) -> None:
         require(bool(ptr), "ptr is NULL")
@@ -47,8 +46,8 @@ class HostRegistrationCalls(Context):
             "ACL_HOST_REG_READONLY (0x8) and ACL_HOST_REG_PINNED (0x10000000)"
         )
         require(bool(flag & VALID_FLAGS) and not flag & ~VALID_FLAGS, why, ACL_ERROR_RT_PARAM_INVALID)
-        device = self.device()
-        clash = next((r for r in self.registrations.values() if r.ptr < ptr + size and ptr < r.end), None)
+        device = self.ctx.device()
+        clash = next((r for r in self.ctx.registrations.values() if r.ptr < ptr + size and ptr < r.end), None)
         if clash is not None:
             raise AclError(
                 ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
@@ -57,7 +56,7 @@ class HostRegistrationCalls(Context):
         window = None
         if flag & ACL_HOST_REG_MAPPED:
             buffer = self.machine.host.find(ptr)
-            if buffer is None or buffer.ptr not in self.host_buffers:
+            if buffer is None or buffer.ptr not in self.ctx.host_buffers:
                 raise AclError(
                     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                     f"{ptr:#x} is not aclrtMallocHost memory: vnpu maps only that to the device (the daemon cannot "
@@ -70,17 +69,17 @@ class HostRegistrationCalls(Context):
             window = self._open(
                 device.virtual, buffer.array[start : start + size], f"registered host memory at {ptr:#x}"
             )
-            self.windows[window.va] = window
-        self.registrations[ptr] = Registration(ptr, size, flag, device.index, window)
+            self.ctx.windows[window.va] = window
+        self.ctx.registrations[ptr] = Registration(ptr, size, flag, device.index, window)
 
     @acl_call
     def aclrtHostGetDevicePointer(self, p_host: int | None, flag: int) -> int:
         require(bool(p_host), "pHost is NULL")
         require(flag == 0, f"flag is reserved and must be 0, got {flag}")
         assert p_host is not None
-        registration = self.registrations.get(p_host)
+        registration = self.ctx.registrations.get(p_host)
         if registration is None or registration.window is None:
-            inside = next((r for r in self.registrations.values() if r.ptr <= p_host < r.end), None)
+            inside = next((r for r in self.ctx.registrations.values() if r.ptr <= p_host < r.end), None)
             why = (
                 f"it lies inside the registration at {inside.ptr:#x}; pass its start"
                 if inside
@@ -93,34 +92,34 @@ class HostRegistrationCalls(Context):
     def aclrtHostUnregister(self, ptr: int | None) -> None:
         require(bool(ptr), "ptr is NULL")
         assert ptr is not None
-        if ptr not in self.registrations:
+        if ptr not in self.ctx.registrations:
             raise AclError(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, f"{ptr:#x} is not the start of a registered range")
-        unregister(self, ptr)
+        unregister(self.ctx, ptr)
 
     @acl_call
     def aclrtMemAllocManaged(self, size: int, flag: int) -> int:
         require(flag == ACL_RT_MEM_ATTACH_GLOBAL, f"flag must be ACL_RT_MEM_ATTACH_GLOBAL (1), got {flag}")
         require(size > 0, "size is 0", ACL_ERROR_RT_PARAM_INVALID)
-        device = self.device()
+        device = self.ctx.device()
         available = self.machine.host.available()
         if size > available:
             raise AclError(
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 f"cannot allocate {size} bytes of managed memory: the shared memory (/dev/shm) has {available} free",
             )
-        self.charge_memory(size)
+        self.ctx.charge_memory(size)
         try:
             buffer = self.machine.host.malloc(size)
         except (OSError, OverflowError) as error:
-            self.memory_used -= size
+            self.ctx.memory_used -= size
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes: {error}") from None
         try:
             window = self._open(device.virtual, buffer.array, "managed memory", buffer)
         except AclError:
             self.machine.host.free(buffer.ptr)
-            self.memory_used -= size
+            self.ctx.memory_used -= size
             raise
-        self.windows[window.va] = window
+        self.ctx.windows[window.va] = window
         return window.va
 
     @staticmethod
@@ -129,39 +128,3 @@ class HostRegistrationCalls(Context):
             return virtual.open_window(array, what, managed, managed=managed is not None)
         except OutOfSpace as full:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"no device addresses left for {what}: {full}") from None
-
-
-def unregister(ctx: Context, ptr: int) -> None:
-    registration = ctx.registrations.pop(ptr)
-    if registration.window is not None:
-        close_window(ctx, registration.window)
-
-
-def unregister_buffer(ctx: Context, buffer: HostBuffer) -> None:
-    """The pinned buffer is being freed: the registrations inside it go with it."""
-    for ptr in [p for p in ctx.registrations if buffer.ptr <= p < buffer.end]:
-        unregister(ctx, ptr)
-
-
-def free_managed(ctx: Context, window: Window) -> None:
-    assert window.host is not None
-    close_window(ctx, window)
-    ctx.memory_used -= ctx.machine.host.free(window.host.ptr).size
-
-
-def close_window(ctx: Context, window: Window) -> None:
-    ctx.windows.pop(window.va, None)
-    device = ctx.machine.device_of(window.va)
-    assert device is not None
-    device.virtual.close_window(window)
-
-
-def release_host_mappings(ctx: Context, index: int, existed: Container[int]) -> None:
-    """Teardown of device `index`: registrations with a window there, and managed memory there, go (only those
-    in `existed`: what the teardown began with)."""
-    for ptr, registration in list(ctx.registrations.items()):
-        if registration.device_index == index and ptr in existed:
-            unregister(ctx, ptr)
-    virtual = ctx.machine.devices[index].virtual
-    for window in [w for w in ctx.windows.values() if w.managed and w.va in virtual and w.va in existed]:
-        free_managed(ctx, window)

@@ -19,15 +19,14 @@ from proto.constants import (
     ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS,
 )
 from proto.errors import ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID, AclError
-from server.npu.calls.stream.ipc import check_importer, check_peer
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.memory.allocator import OutOfSpace
 from server.npu.memory.arena import Allocation
 from server.npu.memory.ipc import KEY_BYTES, PREFIX, IpcMemory
-from server.npu.memory.vmem import Window
+from server.npu.process.ipc import check_importer, check_peer, close_import
 
 
-class IpcMemoryCalls(Context):
+class IpcMemoryCalls(Area):
     @acl_call
     def aclrtIpcMemGetExportKey(self, dev_ptr: int | None, size: int, len_: int, flags: int) -> str:
         """The key (a C string of at most `len` bytes with its NUL); the range's latest export's flags hold."""
@@ -39,18 +38,18 @@ class IpcMemoryCalls(Context):
         why = f"flags {flags:#x} is neither ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT nor ..._DISABLE_PID_VALIDATION"
         require(flags <= ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION, why, bad)
         owner = self.machine.owner(dev_ptr)
-        if not (isinstance(owner, Allocation) and owner.ptr in self.allocations):
-            raise AclError(bad, f"devPtr must be aclrtMalloc memory of this process: {self.explain(dev_ptr)}")
+        if not (isinstance(owner, Allocation) and owner.ptr in self.ctx.allocations):
+            raise AclError(bad, f"devPtr must be aclrtMalloc memory of this process: {self.ctx.explain(dev_ptr)}")
         require(dev_ptr + size <= owner.end, f"{size} bytes at {owner.describe(dev_ptr)} run past its end", bad)
         require(len_ >= KEY_BYTES, f"key holds {len_} bytes; the key needs {KEY_BYTES}", bad)
         live = self.machine.ipc.memory
         export = next(
-            (e for e in self.ipc_exports.values() if (e.ptr, e.size) == (dev_ptr, size) and e.open(live)), None
+            (e for e in self.ctx.ipc_exports.values() if (e.ptr, e.size) == (dev_ptr, size) and e.open(live)), None
         )
         if export is None:
             key = PREFIX + secrets.token_hex(16)
-            export = IpcMemory(key, self.allocations[owner.ptr], owner, dev_ptr, size, pid_validation=True)
-            self.ipc_exports[key] = export
+            export = IpcMemory(key, self.ctx.allocations[owner.ptr], owner, dev_ptr, size, pid_validation=True)
+            self.ctx.ipc_exports[key] = export
             self.machine.ipc.memory[key] = export
         export.pid_validation = not flags & ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION
         return export.key
@@ -61,7 +60,7 @@ class IpcMemoryCalls(Context):
         require(pid is not None, "pid is NULL")
         assert key is not None and pid is not None
         require(len(pid) > 0, "num must be more than 0", ACL_ERROR_RT_PARAM_INVALID)
-        export = self.ipc_exports.get(key)
+        export = self.ctx.ipc_exports.get(key)
         if export is None or not export.open(self.machine.ipc.memory):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{key!r} is not a key this process exported (or it is closed)")
         export.import_pids.update(pid)
@@ -73,15 +72,15 @@ class IpcMemoryCalls(Context):
         bad = ACL_ERROR_RT_PARAM_INVALID
         why = f"flags {flags:#x} is neither ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT nor ..._ENABLE_PEER_ACCESS"
         require(flags <= ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS, why, bad)
-        device = self.device()
+        device = self.ctx.device()
         export = self.machine.ipc.memory.get(key)
         if export is None:
             raise AclError(bad, f"{key!r} is not the key of live IPC memory (its exporter may have closed or freed it)")
-        if key in self.ipc_imports:
-            raise AclError(bad, f"{export} is already imported here (at {self.ipc_imports[key][1].va:#x})")
+        if key in self.ctx.ipc_imports:
+            raise AclError(bad, f"{export} is already imported here (at {self.ctx.ipc_imports[key][1].va:#x})")
         check_importer(str(export), export.pid_validation, export.import_pids, "aclrtIpcMemSetImportPid",
                        "ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION")  # fmt: skip
-        peer = bool(flags & ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS) or self.has_peer_access(export.device)
+        peer = bool(flags & ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS) or self.ctx.has_peer_access(export.device)
         check_peer(str(export), export.device, device, peer, "ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS")
         start = export.ptr - export.device.arena.base
         try:
@@ -91,43 +90,20 @@ class IpcMemoryCalls(Context):
         except OutOfSpace as full:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"no device addresses left for {export}: {full}") from None
         export.windows.append((device.virtual, window))
-        self.ipc_imports[key] = (export, window)
-        self.windows[window.va] = window
+        self.ctx.ipc_imports[key] = (export, window)
+        self.ctx.windows[window.va] = window
         return window.va
 
     @acl_call
     def aclrtIpcMemClose(self, key: str | None) -> None:
         require(key is not None, "key is NULL")
         assert key is not None
-        imported = self.ipc_imports.pop(key, None)
+        imported = self.ctx.ipc_imports.pop(key, None)
         if imported is not None:
-            close_import(self, *imported)
+            close_import(self.ctx, *imported)
             return
-        export = self.ipc_exports.get(key)
+        export = self.ctx.ipc_exports.get(key)
         if export is None or not export.open(self.machine.ipc.memory):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{key!r} is neither imported nor exported by this process, "
                            "or it is closed already")  # fmt: skip
         del self.machine.ipc.memory[key]  # importers keep their windows while the memory lives
-
-
-def close_import(ctx: Context, export: IpcMemory, window: Window) -> None:
-    ctx.windows.pop(window.va, None)
-    export.windows = [(s, w) for s, w in export.windows if w is not window]
-    device = ctx.machine.device_of(window.va)
-    assert device is not None
-    device.virtual.close_window(window)
-
-
-def close_exports(ctx: Context, ptr: int) -> None:
-    """The allocation at `ptr` is being freed: its keys close, and every window onto it in any process."""
-    for key, export in list(ctx.ipc_exports.items()):
-        if export.block.ptr == ptr:
-            del ctx.ipc_exports[key]
-            export.close(ctx.machine.ipc.memory)
-
-
-def release_ipc_memory(ctx: Context) -> None:
-    """A context's teardown: the windows it imported close; its exports go with its memory (`close_exports`)."""
-    for export, window in list(ctx.ipc_imports.values()):
-        close_import(ctx, export, window)
-    ctx.ipc_imports.clear()

@@ -21,12 +21,10 @@ from proto.errors import (
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
-from server.npu.calls.memory.hostreg import free_managed, unregister_buffer
-from server.npu.calls.memory.ipcmem import close_exports
-from server.npu.context import Context, acl_call, require
-from server.npu.memory.allocator import OutOfSpace
-from server.npu.memory.arena import Allocation, MemoryFault
+from server.npu.area import Area, acl_call, require
+from server.npu.memory.arena import MemoryFault
 from server.npu.memory.vmem import Window
+from server.npu.process.memory import free_device, free_managed, malloc_device, unregister_buffer
 from server.npu.tasks.memory import MemcpyTask, MemsetTask
 
 Pointer = Union[int, None, bytes, bytearray, memoryview, np.ndarray]  # noqa: UP007 - a runtime alias
@@ -36,7 +34,7 @@ _POLICY_BITS = int(aclrtMemMallocPolicy.ACL_MEM_TYPE_LOW_BAND_WIDTH | aclrtMemMa
 _POLICY_OR = members(aclrtMemMallocPolicy, {p for p in aclrtMemMallocPolicy if p & _POLICY_BITS})
 
 
-class MemoryCalls(Context):
+class MemoryCalls(Area):
     @acl_call
     def aclrtMalloc(self, size: int, policy: int) -> int:
         """Device memory: 64-byte aligned, uninitialised, no synchronisation."""
@@ -44,18 +42,18 @@ class MemoryCalls(Context):
         if (policy & 0xFF) not in _POLICY_BASES or policy & ~(0xFF | _POLICY_BITS):
             taken = not_member("policy", policy, aclrtMemMallocPolicy, _POLICY_BASES, bits=True)
             raise AclError(ACL_ERROR_INVALID_PARAM, f"{taken}, optionally | {_POLICY_OR}")
-        return malloc_device(self, size, policy)
+        return malloc_device(self.ctx, size, policy)
 
     @acl_call
     def aclrtFree(self, dev_ptr: int | None) -> None:
         """Immediate, without synchronisation, as in the runtime: tasks still queued must not use the memory."""
         require(bool(dev_ptr), "devPtr is NULL")
         assert dev_ptr is not None
-        managed = self.windows.get(dev_ptr)
+        managed = self.ctx.windows.get(dev_ptr)
         if managed is not None and managed.managed:
-            free_managed(self, managed)
+            free_managed(self.ctx, managed)
             return
-        free_device(self, dev_ptr, "aclrtFree")
+        free_device(self.ctx, dev_ptr, "aclrtFree")
 
     @acl_call
     def aclrtMallocHost(self, size: int) -> int:
@@ -66,35 +64,37 @@ class MemoryCalls(Context):
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 f"cannot pin {size} bytes of host memory: the shared memory (/dev/shm) has {available} bytes free",
             )
-        self.charge_memory(size)
+        self.ctx.charge_memory(size)
         try:
             ptr = self.machine.host.malloc(size).ptr
         except (OSError, OverflowError) as error:
-            self.memory_used -= size
+            self.ctx.memory_used -= size
             raise AclError(
                 ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes of host memory: {error}"
             ) from None
-        self.host_buffers.add(ptr)
+        self.ctx.host_buffers.add(ptr)
         return ptr
 
     @acl_call
     def aclrtFreeHost(self, host_ptr: int | None) -> None:
         require(bool(host_ptr), "hostPtr is NULL")
         assert host_ptr is not None
-        if host_ptr not in self.host_buffers:
+        if host_ptr not in self.ctx.host_buffers:
             why = (
                 "it was already freed (double free)"
-                if host_ptr in self.freed
-                else (f"it is not the start of an aclrtMallocHost buffer of this context ({self.explain(host_ptr)})")
+                if host_ptr in self.ctx.freed
+                else (
+                    f"it is not the start of an aclrtMallocHost buffer of this context ({self.ctx.explain(host_ptr)})"
+                )
             )
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free host pointer {host_ptr:#x}: {why}")
         buffer = self.machine.host.find(host_ptr)
         assert buffer is not None
-        unregister_buffer(self, buffer)
+        unregister_buffer(self.ctx, buffer)
         size = self.machine.host.free(host_ptr).size
-        self.memory_used -= size
-        self.host_buffers.discard(host_ptr)
-        self.forget(host_ptr, size, "aclrtFreeHost")
+        self.ctx.memory_used -= size
+        self.ctx.host_buffers.discard(host_ptr)
+        self.ctx.forget(host_ptr, size, "aclrtFreeHost")
 
     @acl_call
     def vnpuHostWrite(self, host_ptr: int | None, data: bytes) -> None:
@@ -119,7 +119,7 @@ class MemoryCalls(Context):
     def _managed(self, ptr: int) -> Window | None:
         device = self.machine.device_of(ptr)
         window = device.virtual.find(ptr) if device is not None else None
-        return window if isinstance(window, Window) and window.managed and self.owns(window) else None
+        return window if isinstance(window, Window) and window.managed and self.ctx.owns(window) else None
 
     def _pinned(self, host_ptr: int | None, count: int) -> np.ndarray:
         """Pinned host memory of this context, or managed memory (host code reaches both)."""
@@ -132,7 +132,7 @@ class MemoryCalls(Context):
             except MemoryFault as fault:
                 raise AclError(ACL_ERROR_RT_PARAM_INVALID, str(fault)) from None
         buf = self.machine.host.find(host_ptr)
-        if buf is None or buf.ptr not in self.host_buffers:
+        if buf is None or buf.ptr not in self.ctx.host_buffers:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID, f"{host_ptr:#x} is not in an aclrtMallocHost buffer of this context"
             )
@@ -146,14 +146,14 @@ class MemoryCalls(Context):
         """(free, total) bytes of the current device; vnpu has one kind of memory, so every attr reports it."""
         if attr not in aclrtMemAttr._value2member_map_:
             raise AclError(ACL_ERROR_INVALID_PARAM, not_member("attr", attr, aclrtMemAttr))
-        arena = self.device().arena
+        arena = self.ctx.device().arena
         return arena.free_bytes, arena.capacity
 
     @acl_call
     def aclrtMemcpy(self, dst: Pointer, dest_max: int, src: Pointer, count: int, kind: int) -> None:
         """Synchronous copy, now: it does not wait for the streams (as in the runtime). An unsafe call."""
         self._check_copy(dest_max, count, kind)
-        self.check_unsafe(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "aclrtMemcpy (a synchronous copy)")
+        self.ctx.check_unsafe(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "aclrtMemcpy (a synchronous copy)")
         if count:
             self._view(dst, count, "dst", writable=True)[:] = self._view(src, count, "src")
 
@@ -163,18 +163,18 @@ class MemoryCalls(Context):
     ) -> None:
         """Queued on `stream`; the source is read when the task runs. With pageable host memory the runtime
         turns the copy synchronous: vnpu waits for the stream's earlier work, then copies."""
-        target = self.stream(stream)
+        target = self.ctx.stream(stream)
         self._check_copy(dest_max, count, kind)
         if not count:
             return
         if not (isinstance(dst, int) and isinstance(src, int)):
-            if target in self.capturing:
+            if target in self.ctx.capturing:
                 raise AclError(
                     ACL_ERROR_RT_PARAM_INVALID,
                     f"{target} is capturing: only aclrtMallocHost memory can be captured in an async copy, and "
                     f"{'dst' if not isinstance(dst, int) else 'src'} is pageable host memory",
                 )
-            self.check_unsafe(
+            self.ctx.check_unsafe(
                 ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
                 "aclrtMemcpyAsync with pageable host memory (the runtime makes it synchronous)",
             )
@@ -186,24 +186,24 @@ class MemoryCalls(Context):
             return
         self._view(dst, count, "dst", writable=True)
         self._view(src, count, "src")
-        self.issue(target, MemcpyTask("aclrtMemcpyAsync", dst, src, count, self.pins(dst, src)))
+        self.ctx.issue(target, MemcpyTask("aclrtMemcpyAsync", dst, src, count, self.ctx.pins(dst, src)))
 
     @acl_call
     def aclrtMemset(self, dev_ptr: int | None, max_count: int, value: int, count: int) -> None:
         """Synchronous; an unsafe call."""
         require(count <= max_count, f"count {count} is larger than maxCount {max_count}")
-        self.check_unsafe(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "aclrtMemset (a synchronous memset)")
+        self.ctx.check_unsafe(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "aclrtMemset (a synchronous memset)")
         if count:
             self._view(dev_ptr, count, "devPtr", writable=True).fill(value & 0xFF)
 
     @acl_call
     def aclrtMemsetAsync(self, dev_ptr: int | None, max_count: int, value: int, count: int, stream: int | None) -> None:
-        target = self.stream(stream)
+        target = self.ctx.stream(stream)
         require(count <= max_count, f"count {count} is larger than maxCount {max_count}")
         if count:
             self._view(dev_ptr, count, "devPtr", writable=True)
             assert isinstance(dev_ptr, int)
-            self.issue(target, MemsetTask("aclrtMemsetAsync", dev_ptr, value & 0xFF, count, self.pins(dev_ptr)))
+            self.ctx.issue(target, MemsetTask("aclrtMemsetAsync", dev_ptr, value & 0xFF, count, self.ctx.pins(dev_ptr)))
 
     @staticmethod
     def _check_copy(dest_max: int, count: int, kind: int) -> None:
@@ -218,7 +218,7 @@ class MemoryCalls(Context):
             require(bool(ptr), f"{arg} is NULL")
             assert ptr is not None
             try:
-                return self.region(ptr, nbytes)
+                return self.ctx.region(ptr, nbytes)
             except MemoryFault as fault:
                 raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{arg}: {fault}") from None
         try:
@@ -228,36 +228,3 @@ class MemoryCalls(Context):
         require(not (writable and view.readonly), f"{arg} is a read-only host buffer")
         require(len(view) >= nbytes, f"{arg} is a {len(view)}-byte host buffer, too small for {nbytes} bytes")
         return np.frombuffer(view, dtype=np.uint8, count=nbytes)
-
-
-def malloc_device(context: Context, size: int, policy: int) -> int:
-    """`size` bytes of the thread's device, charged to `context` (aclrtMalloc, and the runtime's own device
-    memory that a call hands to the program, such as a label list)."""
-    device = context.device()
-    context.charge_memory(size)
-    try:
-        block = device.arena.malloc(size, policy)
-    except OutOfSpace as full:
-        context.memory_used -= size
-        raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device.index} is out of memory: {full}") from None
-    context.allocations[block.ptr] = device
-    return block.ptr
-
-
-def free_device(context: Context, dev_ptr: int, by: str) -> None:
-    """Free the allocation of `context` that starts at `dev_ptr` (107000 for any other pointer), as the call `by`."""
-    device = context.allocations.get(dev_ptr)
-    if device is None:
-        owner = context.machine.owner(dev_ptr)
-        if isinstance(owner, Allocation) and owner.ptr in context.allocations:
-            why = f"it is not the start of an allocation: it is {owner.describe(dev_ptr)}"
-        elif dev_ptr in context.freed:
-            why = "it was already freed (double free)"
-        else:
-            why = context.explain(dev_ptr)
-        raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free {dev_ptr:#x}: {why}")
-    close_exports(context, dev_ptr)
-    size = device.arena.free(dev_ptr).size
-    context.memory_used -= size
-    del context.allocations[dev_ptr]
-    context.forget(dev_ptr, size, by)

@@ -33,7 +33,7 @@ from proto.constants import aclDataType, aclrtRandomNumFuncType
 from proto.enumtext import not_member
 from proto.errors import ACL_ERROR_RT_PARAM_INVALID, AclError
 from proto.randomnum import RT_DATA_TYPES, aclrtRandomNumTaskInfo, aclrtRandomParaInfo, rtRandomNumDataType
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.tasks import randomgen
 from server.npu.tasks.random import BLOCK_BYTES, COUNTER_BYTES, DTYPES, WORD, Param, RandomNumTask
 
@@ -57,7 +57,7 @@ PARAMS = {  # the union members each function reads, slot 0 then slot 1
 }
 
 
-class RandomCalls(Context):
+class RandomCalls(Area):
     @acl_call
     def aclrtRandomNumAsync(self, task_info: Mapping[str, Any] | None, stream: int | None, reserve: int | None) -> None:
         require(task_info is not None, "taskInfo is NULL")
@@ -71,14 +71,14 @@ class RandomCalls(Context):
         )
         assert rt_type is not None
         require(not reserve, "reserve must be NULL", P)
-        on = self.stream(stream)
+        on = self.ctx.stream(stream)
         func = self._function(info)
         dtype = DTYPES[rt_type]
         self._check(info, func, dtype)
         task = self._task(info, func, dtype)
         if task.para_addr:
             self.machine.device_region(task.para_addr, BLOCK_BYTES)[:] = np.frombuffer(task.block, np.uint8)
-        self.issue(on, task)
+        self.ctx.issue(on, task)
 
     @staticmethod
     def _function(info: aclrtRandomNumTaskInfo) -> aclrtRandomNumFuncType:
@@ -110,17 +110,17 @@ class RandomCalls(Context):
         for name, slot in members:
             _check_param(slot, name, WORD if slot.isAddr == 1 else dtype.itemsize)
         assert info.randomCounterAddr is not None and info.randomResultAddr is not None
-        self.device_range("taskInfo->randomCounterAddr", info.randomCounterAddr, COUNTER_BYTES)
+        self.ctx.device_range("taskInfo->randomCounterAddr", info.randomCounterAddr, COUNTER_BYTES)
         count = Param.of(info.randomNum)
         known = 0 if count.by_address else randomgen.result_bytes(func, dtype, count.raw)
-        self.device_range("taskInfo->randomResultAddr", info.randomResultAddr, known)
+        self.ctx.device_range("taskInfo->randomResultAddr", info.randomResultAddr, known)
         if info.randomParaAddr:
-            self.device_range("taskInfo->randomParaAddr", info.randomParaAddr, BLOCK_BYTES)
+            self.ctx.device_range("taskInfo->randomParaAddr", info.randomParaAddr, BLOCK_BYTES)
         given = [("randomSeed", info.randomSeed, WORD), ("randomNum", info.randomNum, WORD)]
         given += [(name, slot, dtype.itemsize) for name, slot in members]
         for name, param, nbytes in given:
             if param.isAddr == 1:
-                self.device_range(f"taskInfo->{name} (an address)", Param.of(param).raw, nbytes)
+                self.ctx.device_range(f"taskInfo->{name} (an address)", Param.of(param).raw, nbytes)
 
     def _task(self, info: aclrtRandomNumTaskInfo, func: aclrtRandomNumFuncType, dtype: np.dtype) -> RandomNumTask:
         used = info.randomNumFuncParaInfo.paramInfo.slots[: len(PARAMS[func])]
@@ -142,7 +142,7 @@ class RandomCalls(Context):
             count,
             info.randomResultAddr,
             info.randomCounterAddr,
-            self.pins(*pointers),
+            self.ctx.pins(*pointers),
         )
 
 

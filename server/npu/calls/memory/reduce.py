@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from proto.constants import aclDataType, aclrtReduceKind
 from proto.enumtext import not_member
 from proto.errors import ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, AclError
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.ops.dtypes import np_dtype
 from server.npu.tasks.reduce import OPS, ReduceTask
 
@@ -22,7 +22,7 @@ ACL_TYPES = SOC_TYPES | {"INT4", "UINT8", "UINT16", "UINT32"}
 MAX_SUM_BYTES = 4 << 30
 
 
-class ReduceCalls(Context):
+class ReduceCalls(Area):
     @acl_call
     def aclrtReduceAsync(
         self,
@@ -59,8 +59,8 @@ class ReduceCalls(Context):
             f"count {count} is not a whole number of {data_type.name} elements ({dtype.itemsize} bytes each)",
             ACL_ERROR_RT_PARAM_INVALID,
         )
-        on = self.stream(stream)
+        on = self.ctx.stream(stream)
         assert dst is not None and src is not None
         for name, ptr in (("dst", dst), ("src", src)):
-            self.device_range(name, ptr, count)
-        self.issue(on, ReduceTask("aclrtReduceAsync", dst, src, count, reduce_kind, dtype, self.pins(dst, src)))
+            self.ctx.device_range(name, ptr, count)
+        self.ctx.issue(on, ReduceTask("aclrtReduceAsync", dst, src, count, reduce_kind, dtype, self.ctx.pins(dst, src)))

@@ -13,7 +13,6 @@ enforces no read-only access).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Container
 from typing import Any
 
 from proto.calltable import aclrtMemAccessDesc, aclrtPhysicalMemProp
@@ -35,11 +34,12 @@ from proto.errors import (
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
-from server.npu.calls.stream.ipc import check_importer
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.memory.allocator import OutOfSpace
 from server.npu.memory.arena import MemoryFault
 from server.npu.memory.vmem import GRANULARITY, HUGE1G, PhysicalMemory, Reservation
+from server.npu.process.ipc import check_importer
+from server.npu.process.memory import drop_physical
 
 A = aclrtMemAttr
 L = aclrtMemLocationType
@@ -69,7 +69,7 @@ def _granularity(prop: aclrtPhysicalMemProp) -> int:
     return HUGE1G if prop.memAttr in _ONE_GIB else GRANULARITY
 
 
-class VirtualMemoryCalls(Context):
+class VirtualMemoryCalls(Area):
     @acl_call
     def aclrtMemGetAllocationGranularity(self, prop: Struct | None, option: int) -> int:
         require(prop is not None, "prop is NULL")
@@ -94,7 +94,7 @@ class VirtualMemoryCalls(Context):
         require(alignment == 0 or (alignment & (alignment - 1) == 0 and alignment <= GRANULARITY),
                 f"alignment {alignment} is neither 0 nor a power of two up to {GRANULARITY} (vnpu aligns reserved "
                 f"addresses to {GRANULARITY} bytes)", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
-        device = self.device()
+        device = self.ctx.device()
         try:
             reservation = device.virtual.reserve(size)
         except (OutOfSpace, OSError) as error:
@@ -102,7 +102,7 @@ class VirtualMemoryCalls(Context):
                 ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot reserve {size} bytes of addresses on device "
                 f"{device.index}: {error}"
             ) from None  # fmt: skip
-        self.reservations[reservation.va] = reservation
+        self.ctx.reservations[reservation.va] = reservation
         return reservation.va
 
     @acl_call
@@ -115,7 +115,7 @@ class VirtualMemoryCalls(Context):
                 f"{reservation} still has {len(reservation.mappings)} mapping(s) (the first at {first.va:#x}): "
                 "aclrtUnmapMem them first",
             )
-        del self.reservations[reservation.va]
+        del self.ctx.reservations[reservation.va]
         self.machine.devices[self._device_index_of(reservation.va)].virtual.release(reservation)
 
     @acl_call
@@ -144,24 +144,24 @@ class VirtualMemoryCalls(Context):
         device = self._device_index_checked(prop.location.id)
         arena = self.machine.devices[device].arena
         require(arena.fd >= 0, "virtual memory needs Linux (memfd_create)", ACL_ERROR_RT_FEATURE_NOT_SUPPORT)
-        self.charge_memory(size)
+        self.ctx.charge_memory(size)
         page = 4096
         try:
             block = arena.malloc(size + page, 0)
         except OutOfSpace as full:
-            self.memory_used -= size
+            self.ctx.memory_used -= size
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device} is out of memory: {full}") from None
         offset = -(-(block.ptr - arena.base) // page) * page
         physical = PhysicalMemory(self.machine.new_handle(), arena, device, size, block, offset)
-        self.physicals[physical.handle] = physical
-        self.owned_physicals.add(physical.handle)
+        self.ctx.physicals[physical.handle] = physical
+        self.ctx.owned_physicals.add(physical.handle)
         return physical.handle
 
     @acl_call
     def aclrtFreePhysical(self, handle: int | None) -> None:
         """The handle goes now; the memory when it is unmapped everywhere and freed by every importer too."""
         physical = self._physical(handle)
-        drop_physical(self, physical)
+        drop_physical(self.ctx, physical)
 
     @acl_call
     def aclrtMapMem(self, vir_ptr: int | None, size: int, offset: int, handle: int | None, flags: int) -> None:
@@ -244,14 +244,14 @@ class VirtualMemoryCalls(Context):
         assert pid is not None
         require(len(pid) > 0, "pidNum must be > 0")
         physical = self._shared(shareable_handle)
-        require(physical.handle in self.owned_physicals, f"only the exporter of {shareable_handle:#x} sets its "
+        require(physical.handle in self.ctx.owned_physicals, f"only the exporter of {shareable_handle:#x} sets its "
                 "whitelist", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
         physical.import_pids.update(pid)
 
     @acl_call
     def aclrtMemImportFromShareableHandle(self, shareable_handle: int, device_id: int) -> int:
         self._device_index_checked(device_id)
-        self.device()  # a current context (107002)
+        self.ctx.device()  # a current context (107002)
         return self._import(shareable_handle)
 
     @acl_call
@@ -259,7 +259,7 @@ class VirtualMemoryCalls(Context):
         require(shareable_handle is not None, "shareableHandle is NULL")
         require(flags == 0, f"flags is reserved and must be 0, got {flags}")
         assert shareable_handle is not None
-        self.device()  # the current device (the ACL layer asks for it)
+        self.ctx.device()  # the current device (the ACL layer asks for it)
         self._share_type(share_type)
         require(len(shareable_handle) == V2_HANDLE_SIZE, f"shareableHandle must be {V2_HANDLE_SIZE} bytes, got "
                 f"{len(shareable_handle)}", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
@@ -270,7 +270,7 @@ class VirtualMemoryCalls(Context):
         require(flags in (0, ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION),
                 f"flags {flags:#x} is neither ACL_RT_VMM_EXPORT_FLAG_DEFAULT nor "
                 "ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
-        require(physical.handle in self.owned_physicals, f"{physical} was imported here: only the process that "
+        require(physical.handle in self.ctx.owned_physicals, f"{physical} was imported here: only the process that "
                 "allocated it exports it", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
         require(physical.shareable is None, f"{physical} is already exported (as {physical.shareable or 0:#x}): a "
                 "handle has one shareable handle", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
@@ -282,7 +282,7 @@ class VirtualMemoryCalls(Context):
 
     def _import(self, shareable_handle: int) -> int:
         physical = self._shared(shareable_handle)
-        if physical.handle in self.physicals:
+        if physical.handle in self.ctx.physicals:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID,
                 f"{physical} is already held by this process: a shareable handle is imported in another process",
@@ -290,7 +290,7 @@ class VirtualMemoryCalls(Context):
         check_importer(f"shareable handle {shareable_handle:#x}", physical.pid_validation, physical.import_pids,
                        "aclrtMemSetPidToShareableHandle", "ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION")  # fmt: skip
         physical.refs += 1
-        self.physicals[physical.handle] = physical
+        self.ctx.physicals[physical.handle] = physical
         return physical.handle
 
     def _share_type(self, share_type: int) -> None:
@@ -317,7 +317,7 @@ class VirtualMemoryCalls(Context):
     def _physical(self, handle: int | None) -> PhysicalMemory:
         require(bool(handle), "handle is NULL")
         assert handle is not None
-        physical = self.physicals.get(handle)
+        physical = self.ctx.physicals.get(handle)
         if physical is None:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID,
@@ -328,7 +328,7 @@ class VirtualMemoryCalls(Context):
     def _reservation(self, vir_ptr: int | None, name: str) -> Reservation:
         require(bool(vir_ptr), f"{name} is NULL")
         assert vir_ptr is not None
-        reservation = self.reservations.get(vir_ptr)
+        reservation = self.ctx.reservations.get(vir_ptr)
         if reservation is None:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID, f"{vir_ptr:#x} is not the start of a reservation of this process: "
@@ -339,7 +339,7 @@ class VirtualMemoryCalls(Context):
     def _containing(self, vir_ptr: int) -> Reservation:
         device = self.machine.device_of(vir_ptr)
         found = device.virtual.find_range(vir_ptr) if device is not None else None
-        if isinstance(found, Reservation) and self.reservations.get(found.va) is found:
+        if isinstance(found, Reservation) and self.ctx.reservations.get(found.va) is found:
             return found
         raise AclError(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -350,7 +350,7 @@ class VirtualMemoryCalls(Context):
         device = self.machine.device_of(ptr)
         if device is not None and ptr in device.virtual:
             found = device.virtual.find_range(ptr)
-            if isinstance(found, Reservation) and self.reservations.get(found.va) is found:
+            if isinstance(found, Reservation) and self.ctx.reservations.get(found.va) is found:
                 return f"it lies inside {found}"
             return device.virtual.explain(ptr)
         return "reserve one with aclrtReserveMemAddress"
@@ -367,28 +367,3 @@ class VirtualMemoryCalls(Context):
                 f"device {index} does not exist (this daemon has {len(self.machine.devices)})",
             )
         return index
-
-
-def release_virtual(ctx: Context, index: int, existed: Container[int]) -> None:
-    """A context's teardown of device `index`: its reservations there (unmapped first) and its handles to physical
-    memory of that device go, as at aclrtResetDevice; only those in `existed` (what the teardown began with)."""
-    virtual = ctx.machine.devices[index].virtual
-    for va, reservation in list(ctx.reservations.items()):
-        if va in virtual and va in existed:
-            for mapping in list(reservation.mappings.values()):
-                virtual.unmap(mapping)
-            del ctx.reservations[va]
-            virtual.release(reservation)
-    for physical in [p for p in ctx.physicals.values() if p.device_index == index and p.handle in existed]:
-        drop_physical(ctx, physical)
-
-
-def drop_physical(ctx: Context, physical: PhysicalMemory) -> None:
-    """`ctx` lets go of its handle to `physical` (aclrtFreePhysical, or teardown)."""
-    del ctx.physicals[physical.handle]
-    if physical.handle in ctx.owned_physicals:
-        ctx.owned_physicals.discard(physical.handle)
-        ctx.memory_used -= physical.size
-        if physical.shareable is not None:
-            ctx.machine.ipc.shareable.pop(physical.shareable, None)
-    physical.drop()

@@ -28,7 +28,7 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_MODEL,
     AclError,
 )
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.core.stream import Stream
 from server.npu.model.build import ActiveStreamTask, BuildLane, BuildModel, EndGraphTask, SwitchStreamTask
 from server.npu.model.model import ModelRI
@@ -37,16 +37,16 @@ _FLAGS = {ACL_MODEL_STREAM_FLAG_HEAD: "HEAD", ACL_MODEL_STREAM_FLAG_DEFAULT: "DE
 _WORD_SIZES = {aclrtCompareDataType.ACL_RT_SWITCH_INT32: 4, aclrtCompareDataType.ACL_RT_SWITCH_INT64: 8}
 
 
-class BuildCalls(Context):
+class BuildCalls(Area):
     @acl_call
     def aclmdlRIBuildBegin(self, flag: int) -> int:
         """A new, empty Build model of the thread's ACL context (the C `modelRI` out-pointer NULL: 100000)."""
         require(flag == 0, f"flag is reserved and must be 0, got {flag:#x}", ACL_ERROR_RT_PARAM_INVALID)
-        owner = self.acl_context()
-        self.check_handles()
-        owner.device.models.take(self.quota)
+        owner = self.ctx.acl_context()
+        self.ctx.check_handles()
+        owner.device.models.take(self.ctx.quota)
         model = BuildModel(self.machine.new_handle(), owner.device, owner)
-        self.models[model.handle] = model
+        self.ctx.models[model.handle] = model
         return model.handle
 
     @acl_call
@@ -59,7 +59,7 @@ class BuildCalls(Context):
             f"flag {flag:#x} is neither ACL_MODEL_STREAM_FLAG_HEAD (0) nor ACL_MODEL_STREAM_FLAG_DEFAULT (0x7fffffff)",
             ACL_ERROR_RT_PARAM_INVALID,
         )
-        target = self.model(model)
+        target = self.ctx.model(model)
         on = self._stream_arg(stream)
         if on is not None and not on.flags & ACL_STREAM_PERSISTENT:
             raise AclError(
@@ -89,21 +89,21 @@ class BuildCalls(Context):
         self._same_model_context(build)
         lane = BuildLane(on.handle, flag=flag, stream=on, model=build)
         build.lanes.insert(0, lane)
-        self.bound[on] = lane
-        default = self.acl_context().default_stream
+        self.ctx.bound[on] = lane
+        default = self.ctx.acl_context().default_stream
         await default.reach(default.issued)
 
     @acl_call
     def aclmdlRIEndTask(self, model: int | None, stream: int | None) -> None:
         """The model ends when `stream` reaches this point (its next persisted task); one end per model."""
         require(bool(model), "modelRI is NULL")
-        target = self.model(model)
-        on = self._stream_arg(stream) or self.acl_context().default_stream
+        target = self.ctx.model(model)
+        on = self._stream_arg(stream) or self.ctx.acl_context().default_stream
         build = self._build_model(target, "aclmdlRIEndTask")
         self._not_capturing(on, "aclmdlRIEndTask")
         self._same_stream_context(on)
         self._same_model_context(build)
-        lane = self.bound.get(on)
+        lane = self.ctx.bound.get(on)
         if lane is None or lane.model is not build:
             raise AclError(
                 ACL_ERROR_RT_INTERNAL_ERROR,
@@ -116,14 +116,14 @@ class BuildCalls(Context):
                 "where all its paths meet",
             )
         build.end = lane
-        self.issue(on, EndGraphTask())
+        self.ctx.issue(on, EndGraphTask())
 
     @acl_call
     def aclmdlRIBuildEnd(self, model: int | None, reserve: int | None) -> None:
         """Marks the model loaded (executable); calling it again changes nothing."""
         require(bool(model), "modelRI is NULL")
         require(not reserve, f"reserve must be NULL, got {reserve or 0:#x}")
-        build = self._build_model(self.model(model), "aclmdlRIBuildEnd")
+        build = self._build_model(self.ctx.model(model), "aclmdlRIBuildEnd")
         self._same_model_context(build)
         build.loaded = True
 
@@ -132,19 +132,19 @@ class BuildCalls(Context):
         """Waits for the stream's work (and a running execution of the model), then the stream is an ordinary
         stream again; its persisted tasks leave the model."""
         require(bool(model), "modelRI is NULL")
-        target = self.model(model)
-        on = self._stream_arg(stream) or self.acl_context().default_stream
+        target = self.ctx.model(model)
+        on = self._stream_arg(stream) or self.ctx.acl_context().default_stream
         build = self._build_model(target, "aclmdlRIUnbindStream")
         self._not_capturing(on, "aclmdlRIUnbindStream")
         self._same_model_context(build)
-        lane = self.bound.get(on)
+        lane = self.ctx.bound.get(on)
         if lane is None or lane.model is not build:
             where = f"bound to {lane.model}" if lane is not None else "not bound to any model"
             raise AclError(ACL_ERROR_RT_STREAM_MODEL, f"{on} is not bound to {build}: it is {where}")
         await on.reach(on.issued)
         await build.wait_idle()
-        if self.bound.get(on) is lane:
-            self.unbind(on)
+        if self.ctx.bound.get(on) is lane:
+            self.ctx.unbind(on)
 
     @acl_call
     def aclrtActiveStream(self, active_stream: int | None, stream: int | None) -> None:
@@ -157,7 +157,7 @@ class BuildCalls(Context):
         activated = self._model_stream(target, "activeStream", issuer)
         self._same_stream_context(on)
         self._same_stream_context(target)
-        self.issue(on, ActiveStreamTask(activated))
+        self.ctx.issue(on, ActiveStreamTask(activated))
 
     @acl_call
     def aclrtSwitchStream(
@@ -188,18 +188,18 @@ class BuildCalls(Context):
         self._same_stream_context(on)
         self._same_stream_context(target)
         size = _WORD_SIZES[aclrtCompareDataType(data_type)]
-        self.device_range("leftValue", left_value, size)
-        self.device_range("rightValue", right_value, size)
-        pins = self.pins(left_value, right_value)
-        self.issue(on, SwitchStreamTask(left_value, cond, right_value, data_type, jumped, pins))
+        self.ctx.device_range("leftValue", left_value, size)
+        self.ctx.device_range("rightValue", right_value, size)
+        pins = self.ctx.pins(left_value, right_value)
+        self.ctx.issue(on, SwitchStreamTask(left_value, cond, right_value, data_type, jumped, pins))
 
     def _stream_arg(self, handle: int | None) -> Stream | None:
         """The stream `handle` of this process (None for NULL); a handle that is no live stream: 107017."""
         if not handle:
             return None
-        stream = self.streams.get(handle) or self.default_streams.get(handle)
+        stream = self.ctx.streams.get(handle) or self.ctx.default_streams.get(handle)
         if stream is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("stream", handle))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("stream", handle))
         return stream
 
     def _build_model(self, model: ModelRI, api: str) -> BuildModel:
@@ -212,7 +212,7 @@ class BuildCalls(Context):
         return model
 
     def _not_bound(self, stream: Stream) -> None:
-        lane = self.bound.get(stream)
+        lane = self.ctx.bound.get(stream)
         if lane is not None:
             raise AclError(
                 ACL_ERROR_RT_STREAM_MODEL,
@@ -220,12 +220,12 @@ class BuildCalls(Context):
             )
 
     def _not_capturing(self, stream: Stream, api: str) -> None:
-        if stream in self.capturing:
+        if stream in self.ctx.capturing:
             raise AclError(ACL_ERROR_RT_STREAM_CAPTURED, f"{api} is not allowed on {stream} while it is capturing")
 
     def _model_stream(self, stream: Stream, name: str, issuer: BuildLane | None = None) -> BuildLane:
         """The lane of `stream`, which must be bound to a model (to the issuer's, when given): 107005."""
-        lane = self.bound.get(stream)
+        lane = self.ctx.bound.get(stream)
         if lane is None:
             raise AclError(
                 ACL_ERROR_RT_STREAM_MODEL,
@@ -241,11 +241,11 @@ class BuildCalls(Context):
         return lane
 
     def _same_stream_context(self, stream: Stream) -> None:
-        current = self.acl_context()
-        if self.stream_contexts.get(stream.handle) is not current:
+        current = self.ctx.acl_context()
+        if self.ctx.stream_contexts.get(stream.handle) is not current:
             raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{stream} is not a stream of this thread's {current}")
 
     def _same_model_context(self, model: BuildModel) -> None:
-        current = self.acl_context()
+        current = self.ctx.acl_context()
         if model.owner is not current:
             raise AclError(ACL_ERROR_RT_MODEL_CONTEXT, f"{model} belongs to {model.owner}, not this thread's {current}")

@@ -18,7 +18,7 @@ from proto.errors import (
     ACL_ERROR_STREAM_TASK_GROUP_STATUS,
     AclError,
 )
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.core.caller import caller_thread
 from server.npu.core.stream import Stream
 from server.npu.model.capture import Capture
@@ -28,17 +28,17 @@ from server.npu.model.state import ModelKind, ModelStatus
 RELAXED = aclmdlRICaptureMode.ACL_MODEL_RI_CAPTURE_MODE_RELAXED
 
 
-class CaptureCalls(Context):
+class CaptureCalls(Area):
     @acl_call
     def aclmdlRICaptureBegin(self, stream: int | None, mode: int) -> None:
         require(bool(stream), "stream is NULL: the default stream cannot be captured")
-        target = self.idle_stream(stream, "aclmdlRICaptureBegin")
+        target = self.ctx.idle_stream(stream, "aclmdlRICaptureBegin")
         if mode not in set(aclmdlRICaptureMode):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("mode", mode, aclmdlRICaptureMode))
-        if target in self.updating:
+        if target in self.ctx.updating:
             raise AclError(
                 ACL_ERROR_STREAM_TASK_GROUP_STATUS,
-                f"{target} is in a task update of {self.updating[target].group.describe()}: end it "
+                f"{target} is in a task update of {self.ctx.updating[target].group.describe()}: end it "
                 "(aclmdlRICaptureTaskUpdateEnd) before capturing on this stream",
             )
         if target.flags & ACL_STREAM_CPU_SCHEDULE:
@@ -46,21 +46,22 @@ class CaptureCalls(Context):
                 ACL_ERROR_RT_INTERNAL_ERROR,
                 f"{target} was created with ACL_STREAM_CPU_SCHEDULE, which cannot be captured",
             )
-        if target in self.bound:
+        if target in self.ctx.bound:
             raise AclError(
                 ACL_ERROR_RT_STREAM_MODEL,
-                f"{target} is bound to {self.bound[target].model} (aclmdlRIBindStream): a model stream cannot capture",
+                f"{target} is bound to {self.ctx.bound[target].model} (aclmdlRIBindStream): a model stream cannot "
+                "capture",
             )
-        self.check_handles()
-        target.device.models.take(self.quota)
+        self.ctx.check_handles()
+        target.device.models.take(self.ctx.quota)
         model = ModelRI(self.machine.new_handle(), target.device)
-        self.models[model.handle] = model
-        self.capturing[target] = Capture(model, target, mode, caller_thread())
+        self.ctx.models[model.handle] = model
+        self.ctx.capturing[target] = Capture(model, target, mode, caller_thread())
 
     @acl_call
     def aclmdlRICaptureGetInfo(self, stream: int | None) -> tuple[aclmdlRICaptureStatus, int]:
         """(status, model): NONE and 0 when the stream is not capturing."""
-        capture = self.capturing.get(self.stream(stream))
+        capture = self.ctx.capturing.get(self.ctx.stream(stream))
         if capture is None:
             return aclmdlRICaptureStatus.ACL_MODEL_RI_CAPTURE_STATUS_NONE, 0
         if capture.invalid is not None:
@@ -70,7 +71,7 @@ class CaptureCalls(Context):
     @acl_call
     def aclmdlRICaptureEnd(self, stream: int | None) -> int:
         """The model; on any failure the model is destroyed and every stream of the capture leaves it."""
-        target = self.stream(stream)
+        target = self.ctx.stream(stream)
         capture = self._capture_of(target)
         if target is not capture.origin:
             problem: AclError | None = AclError(
@@ -87,17 +88,31 @@ class CaptureCalls(Context):
             problem = capture.end_problem()
             if capture.invalid is None:  # the runtime looks at the branches right after the invalidation
                 problem = unfinished_problem(capture) or problem
-        self.leave_capture(capture)
+        self.ctx.leave_capture(capture)
         if capture.model.kind is ModelKind.SUB:  # a failed sub-model End keeps what it captured (modelri spec 4)
             capture.model.lanes = list(capture.lanes.values())
             capture.model.status = ModelStatus.READY
         if problem is not None:
             if capture.model.kind is not ModelKind.SUB:
-                self.drop_model(capture.model)
+                self.ctx.drop_model(capture.model)
             raise problem
         capture.model.lanes = list(capture.lanes.values())
         capture.model.status = ModelStatus.READY
         return capture.model.handle
+
+    @acl_call
+    def vnpuCaptureEndNoModel(self, stream: int | None) -> None:
+        """aclmdlRICaptureEnd(stream, NULL) from C: ends a sub-model's capture; a root model's capture needs
+        somewhere to put the model (107000, the capture goes on)."""
+        capture = self.ctx.capturing.get(self.ctx.stream(stream))
+        if capture is not None and capture.model.kind is not ModelKind.SUB:
+            raise AclError(
+                ACL_ERROR_RT_PARAM_INVALID,
+                f"modelRI is NULL: ending {capture} returns the model through it (only a sub-model's capture may "
+                "end with NULL); the capture goes on",
+                "aclmdlRICaptureEnd",
+            )
+        self.aclmdlRICaptureEnd(stream)
 
     @acl_call
     def aclmdlRICaptureThreadExchangeMode(self, mode: int) -> aclmdlRICaptureMode:
@@ -105,13 +120,13 @@ class CaptureCalls(Context):
         if mode not in set(aclmdlRICaptureMode):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("mode", mode, aclmdlRICaptureMode))
         thread = caller_thread()
-        old = self.exchange_modes.get(thread, aclmdlRICaptureMode.ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
-        self.exchange_modes[thread] = aclmdlRICaptureMode(mode)
+        old = self.ctx.exchange_modes.get(thread, aclmdlRICaptureMode.ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
+        self.ctx.exchange_modes[thread] = aclmdlRICaptureMode(mode)
         return old
 
     @acl_call
     def aclmdlRICaptureTaskGrpBegin(self, stream: int | None) -> None:
-        target = self.stream(stream)
+        target = self.ctx.stream(stream)
         capture = self._capture_of(target)
         if capture.group is not None:
             if capture.group_stream is target:
@@ -119,33 +134,33 @@ class CaptureCalls(Context):
             raise AclError(
                 ACL_ERROR_STREAM_TASK_GROUP_INTR, f"a task group of the same capture is open on {capture.group_stream}"
             )
-        if target in self.updating:
+        if target in self.ctx.updating:
             raise AclError(ACL_ERROR_STREAM_TASK_GROUP_STATUS, f"{target} is in a task update")
-        self.check_handles()
+        self.ctx.check_handles()
         capture.begin_group(target, self.machine.new_handle())
 
     @acl_call
     def aclmdlRICaptureTaskGrpEnd(self, stream: int | None) -> int:
         """The group's handle (an aclrtTaskGrp), which lives as long as its model."""
-        target = self.stream(stream)
+        target = self.ctx.stream(stream)
         capture = self._capture_of(target)
         if capture.group is None or capture.group_stream is not target:
             raise AclError(ACL_ERROR_STREAM_TASK_GROUP_STATUS, f"no task group is open on {target}")
         group = capture.end_group()
-        self.groups[group.handle] = group
+        self.ctx.groups[group.handle] = group
         return group.handle
 
     @acl_call
     def aclmdlRICaptureTaskUpdateBegin(self, stream: int | None, handle: int | None) -> None:
         require(bool(stream), "stream is NULL: updates need a stream of their own")
         require(bool(handle), "handle is NULL")
-        target = self.stream(stream)
+        target = self.ctx.stream(stream)
         group = self._group(handle)
-        if target in self.capturing:
+        if target in self.ctx.capturing:
             raise AclError(ACL_ERROR_RT_STREAM_CAPTURED, f"{target} is capturing; an update stream must not be")
         if target.flags & ACL_STREAM_PERSISTENT:
             raise AclError(ACL_ERROR_RT_STREAM_MODEL, f"{target} is a model stream (ACL_STREAM_PERSISTENT)")
-        if target in self.updating:
+        if target in self.ctx.updating:
             raise AclError(ACL_ERROR_STREAM_TASK_GROUP_STATUS, f"{target} is already in a task update")
         if group.updater is not None:
             raise AclError(
@@ -154,13 +169,13 @@ class CaptureCalls(Context):
                 "one update at a time",
             )
         group.updater = target
-        self.updating[target] = Update(group, caller_thread())
+        self.ctx.updating[target] = Update(group, caller_thread())
 
     @acl_call
     def aclmdlRICaptureTaskUpdateEnd(self, stream: int | None) -> None:
         """Queues the update on the stream (success is not "applied"); a count mismatch leaves the group as it was."""
-        target = self.stream(stream)
-        update = self.updating.pop(target, None)
+        target = self.ctx.stream(stream)
+        update = self.ctx.updating.pop(target, None)
         if update is None:
             raise AclError(ACL_ERROR_STREAM_TASK_GROUP_STATUS, f"{target} is not in a task update")
         update.group.updater = None
@@ -173,13 +188,13 @@ class CaptureCalls(Context):
         target.submit(UpdateApplyTask(update.group, tuple(update.kernels)))
 
     def _capture_of(self, stream: Stream) -> Capture:
-        capture = self.capturing.get(stream)
+        capture = self.ctx.capturing.get(stream)
         if capture is None:
             raise AclError(ACL_ERROR_RT_STREAM_NOT_CAPTURED, f"{stream} is not capturing")
         return capture
 
     def _group(self, handle: int | None) -> TaskGroup:
-        group = self.groups.get(handle or 0)
+        group = self.ctx.groups.get(handle or 0)
         if group is None:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a task group of this context")
         return group

@@ -22,8 +22,7 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_NOT_CAPTURED,
     AclError,
 )
-from server.npu.calls.model.capture import CaptureCalls
-from server.npu.context import acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.core.caller import caller_thread
 from server.npu.memory.arena import OutOfSpace
 from server.npu.model.capture import Capture
@@ -35,11 +34,11 @@ P = ACL_ERROR_RT_PARAM_INVALID
 _SIZES = {IF: "1 or 2", WHILE: "1", SWITCH: "at least 1"}
 
 
-class CondCalls(CaptureCalls):
+class CondCalls(Area):
     @acl_call
     def aclmdlRICondHandleCreate(self, model_ri: int | None, default_launch_value: int, flag: int) -> int:
         """An 8-byte device word, zeroed, owned by the capturing `model_ri` (freed with it)."""
-        owner = self.model(model_ri)
+        owner = self.ctx.model(model_ri)
         require(flag in (0, 1), f"flag {flag} is not 0 or ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT (1)", P)
         if owner.kind is ModelKind.BUILD:
             raise AclError(
@@ -59,8 +58,8 @@ class CondCalls(CaptureCalls):
         owner.device.arena.region(block.ptr, 8)[:] = 0
         cond = CondHandle(self.machine.new_handle(), owner, block.ptr, default_launch_value, flag)
         owner.conds.append(cond)
-        self.cond_handles[cond.handle] = cond
-        self.cond_words[cond.ptr] = cond
+        self.ctx.cond_handles[cond.handle] = cond
+        self.ctx.cond_words[cond.ptr] = cond
         return cond.handle
 
     @acl_call
@@ -75,7 +74,7 @@ class CondCalls(CaptureCalls):
         require(bool(stream), "stream is NULL")
         require(params is not None, "params is NULL", P)
         assert params is not None
-        target = self.stream(stream)
+        target = self.ctx.stream(stream)
         handle, kind, size = params.get("handle"), params.get("type", 0), params.get("size", 0)
         cond = self._cond(handle) if handle else None
         if kind not in aclmdlRICondTaskType._value2member_map_:
@@ -86,9 +85,9 @@ class CondCalls(CaptureCalls):
         assert cond is not None
         if cond.task is not None:
             raise AclError(P, f"{cond} already has a condition task: one handle drives one task")
-        if self.stream_contexts.get(target.handle) is not self.acl_context():
+        if self.ctx.stream_contexts.get(target.handle) is not self.ctx.acl_context():
             raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{target} is not a stream of this thread's context")
-        capture = self.capturing.get(target)
+        capture = self.ctx.capturing.get(target)
         if capture is None:
             raise AclError(ACL_ERROR_RT_STREAM_NOT_CAPTURED, f"{target} is not capturing: a condition task is captured")
         if capture.model is not cond.model:
@@ -101,11 +100,11 @@ class CondCalls(CaptureCalls):
         branches = tuple(self._sub_model(capture.model) for _ in range(size))
         task = CondTask(cond, kind, branches)
         try:
-            self.issue(target, task)
+            self.ctx.issue(target, task)
         except AclError:
             for branch in branches:
                 capture.model.children.remove(branch)
-                self.drop_model(branch)
+                self.ctx.drop_model(branch)
             raise
         cond.task = task
         return [branch.handle for branch in branches]
@@ -115,8 +114,8 @@ class CondCalls(CaptureCalls):
         """Capture `stream`'s work into the sub-model `model_ri`, as aclmdlRICaptureBegin does into a new model."""
         require(bool(stream), "stream is NULL")
         require(bool(model_ri), "modelRI is NULL")
-        target = self.stream(stream)
-        sub = self.model(model_ri)
+        target = self.ctx.stream(stream)
+        sub = self.ctx.model(model_ri)
         if mode not in aclmdlRICaptureMode._value2member_map_:
             raise AclError(P, not_member("mode", mode, aclmdlRICaptureMode))
         if target.flags & ACL_STREAM_CPU_SCHEDULE:
@@ -129,7 +128,7 @@ class CondCalls(CaptureCalls):
                 f"{sub} is not a sub-model: aclmdlRICaptureToModelRIBegin captures into a branch that "
                 "aclmdlRIAddCondTask created; use aclmdlRICaptureBegin for a model of its own",
             )
-        if self.stream_contexts.get(target.handle) is not self.acl_context():
+        if self.ctx.stream_contexts.get(target.handle) is not self.ctx.acl_context():
             raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{target} is not a stream of this thread's context")
         if target.default:
             raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"the {target} cannot capture: use a stream of your own")
@@ -137,36 +136,24 @@ class CondCalls(CaptureCalls):
             raise AclError(
                 ACL_ERROR_RT_MODEL_CAPTURED, f"{sub} is {sub.state}: a sub-model is captured once, and only once"
             )
-        if target in self.capturing:
-            raise AclError(ACL_ERROR_RT_STREAM_CAPTURED, f"{target} is already capturing ({self.capturing[target]})")
-        sub.status = ModelStatus.CAPTURE_ACTIVE
-        self.capturing[target] = Capture(sub, target, mode, caller_thread())
-
-    @acl_call
-    def vnpuCaptureEndNoModel(self, stream: int | None) -> None:
-        """aclmdlRICaptureEnd(stream, NULL) from C: ends a sub-model's capture; a root model's capture needs
-        somewhere to put the model (107000, the capture goes on)."""
-        capture = self.capturing.get(self.stream(stream))
-        if capture is not None and capture.model.kind is not ModelKind.SUB:
+        if target in self.ctx.capturing:
             raise AclError(
-                P,
-                f"modelRI is NULL: ending {capture} returns the model through it (only a sub-model's capture may "
-                "end with NULL); the capture goes on",
-                "aclmdlRICaptureEnd",
+                ACL_ERROR_RT_STREAM_CAPTURED, f"{target} is already capturing ({self.ctx.capturing[target]})"
             )
-        self.aclmdlRICaptureEnd(stream)
+        sub.status = ModelStatus.CAPTURE_ACTIVE
+        self.ctx.capturing[target] = Capture(sub, target, mode, caller_thread())
 
     def _cond(self, handle: int | None) -> CondHandle[ModelRI]:
         require(bool(handle), "handle is NULL")
-        cond = self.cond_handles.get(handle or 0)
+        cond = self.ctx.cond_handles.get(handle or 0)
         if cond is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("cond handle", handle or 0))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("cond handle", handle or 0))
         return cond
 
     def _sub_model(self, parent: ModelRI) -> ModelRI:
-        parent.device.models.take(self.quota)
+        parent.device.models.take(self.ctx.quota)
         sub = ModelRI(self.machine.new_handle(), parent.device, ModelKind.SUB)
         sub.parent = parent
         parent.children.append(sub)
-        self.sub_models[sub.handle] = sub
+        self.ctx.sub_models[sub.handle] = sub
         return sub

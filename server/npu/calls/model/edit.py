@@ -34,14 +34,14 @@ from proto.errors import (
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
-from server.npu.calls.aclnn import AclnnCalls
-from server.npu.context import acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.memory.allocator import OutOfSpace
 from server.npu.memory.arena import MemoryFault
 from server.npu.model import state
 from server.npu.model.editing import EVENT_FORMS, ModelTasks, NopTask, TaskRef, task_type, zeroed_params
 from server.npu.model.model import ModelLane, ModelRI
 from server.npu.model.state import ModelKind, ModelStatus
+from server.npu.process import launch
 from server.npu.tasks.kernel import KernelTask
 from server.npu.tasks.value import CONDITIONS, ValueWaitTask, ValueWriteTask
 
@@ -60,24 +60,16 @@ UNSUPPORTED_ATTRS += (A.ACL_RT_LAUNCH_KERNEL_ATTR_BLOCK_TASK_PREFETCH,)
 ARGS_BLOCK = 512  # the smallest argument block vnpu allocates for a kernel task
 
 
-class EditCalls(AclnnCalls):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.ri_tasks: dict[int, TaskRef] = {}  # aclmdlRITask handle -> its task
-        self.ri_models: dict[int, ModelTasks] = {}  # model handle -> its task handles
-        self.ri_lanes: dict[int, tuple[ModelRI, ModelLane]] = {}  # capture stream handle -> its model lane
-        self.func_handles: dict[str, int] = {}  # operator -> its aclrtFuncHandle
-        self.func_ops: dict[int, str] = {}
-
+class EditCalls(Area):
     # -- introspection ------------------------------------------------------------------------------------------
 
     @acl_call
     def aclmdlRIGetStreams(self, model: int | None, streams: bool, num_streams: int | None) -> tuple[list[int], int]:
         """(the streams, their count), most recently added first; `streams` False: NULL array, the count only."""
-        if model and model not in self.models:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("model", model))
+        if model and model not in self.ctx.models:
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("model", model))
         require(num_streams is not None, "numStreams is NULL", BAD)
-        target = self.model(model, BAD)
+        target = self.ctx.model(model, BAD)
         self._not_sub(target, "aclmdlRIGetStreams")
         lanes = list(reversed(self._lanes(target)))
         if not streams:
@@ -97,15 +89,20 @@ class EditCalls(AclnnCalls):
     def aclmdlRIGetTasksByStream(self, stream: int | None, tasks: bool, num_tasks: int | None) -> tuple[list[int], int]:
         """(the tasks, their count) in issue order; `tasks` False: NULL array, the count only. An array smaller
         than the count gets 107039 (C: after the array was filled with the first ones)."""
-        if stream and stream not in self.ri_lanes and stream not in self.streams and stream not in self.default_streams:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("stream", stream))
+        if (
+            stream
+            and stream not in self.ctx.ri_lanes
+            and stream not in self.ctx.streams
+            and stream not in self.ctx.default_streams
+        ):
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("stream", stream))
         require(bool(stream), "stream is NULL: pass one of the streams aclmdlRIGetStreams returns", BAD)
         require(num_tasks is not None, "numTasks is NULL", BAD)
         assert stream is not None and num_tasks is not None
         model, lane = self._model_lane(stream)
         refs = self._tasks_of(model).listing(lane, self.machine.new_handle)
         for ref in refs:
-            self.ri_tasks.setdefault(ref.handle, ref)
+            self.ctx.ri_tasks.setdefault(ref.handle, ref)
         if tasks and num_tasks < len(refs):
             raise AclError(
                 ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY,
@@ -156,7 +153,7 @@ class EditCalls(AclnnCalls):
             params["type"] = int(kind)
             event_handle = getattr(current, "event_handle", None) or getattr(getattr(current, "record", None),
                                                                              "event_handle", None)  # fmt: skip
-            event = getattr(current, "event", None) or self.events.get(event_handle or 0)
+            event = getattr(current, "event", None) or self.ctx.events.get(event_handle or 0)
             handle = event.handle if event is not None else event_handle or 0
             params[member] = {"event": handle, "eventFlag": _event_flag(event), flag_name: flag}
         elif isinstance(current, ValueWriteTask):
@@ -231,7 +228,7 @@ class EditCalls(AclnnCalls):
     @acl_call
     def aclmdlRIUpdate(self, model: int | None) -> None:
         """Apply the edits: from the next launch on, replays run the edited tasks and no disabled one."""
-        target = self.model(model, BAD)
+        target = self.ctx.model(model, BAD)
         if target.kind is not ModelKind.CAPTURE:
             raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{target} is not a capture model: nothing to update")
         if not state.check_updatable(target, target.status):
@@ -239,18 +236,11 @@ class EditCalls(AclnnCalls):
         self._tasks_of(target).apply_edits()
         target.status = ModelStatus.READY
 
-    def drop_model(self, model: ModelRI) -> None:
-        """The model's argument blocks go with it."""
-        super().drop_model(model)
-        tasks = self.ri_models.pop(model.handle, None)
-        for ref in tasks.refs() if tasks is not None else ():
-            self._free_block(ref)
-
     # -- helpers ------------------------------------------------------------------------------------------------
 
     def _ref(self, handle: int | None) -> TaskRef:
         require(bool(handle), "task is NULL", BAD)
-        ref = self.ri_tasks.get(handle or 0)
+        ref = self.ctx.ri_tasks.get(handle or 0)
         if ref is None:
             raise AclError(BAD, f"{handle:#x} is not a task of this context (take one from aclmdlRIGetTasksByStream)")
         if ref.removed:
@@ -283,15 +273,15 @@ class EditCalls(AclnnCalls):
 
     def _lanes(self, model: ModelRI) -> list[ModelLane]:
         if model.capturing:
-            for capture in self.captures():
+            for capture in self.ctx.captures():
                 if capture.model is model:
                     return list(capture.lanes.values())
         return model.lanes
 
     def _tasks_of(self, model: ModelRI) -> ModelTasks:
-        tasks = self.ri_models.get(model.handle)
+        tasks = self.ctx.ri_models.get(model.handle)
         if tasks is None:
-            tasks = self.ri_models[model.handle] = ModelTasks(model)
+            tasks = self.ctx.ri_models[model.handle] = ModelTasks(model)
         return tasks
 
     def _lane_handle(self, model: ModelRI, lane: ModelLane) -> int:
@@ -299,32 +289,32 @@ class EditCalls(AclnnCalls):
         handle = handles.get(id(lane))
         if handle is None:
             handle = handles[id(lane)] = self.machine.new_handle()
-            self.ri_lanes[handle] = (model, lane)
+            self.ctx.ri_lanes[handle] = (model, lane)
         return handle
 
     def _model_lane(self, stream: int) -> tuple[ModelRI, ModelLane]:
-        found = self.ri_lanes.get(stream)
+        found = self.ctx.ri_lanes.get(stream)
         if found is not None:
             if found[0].destroyed:
                 raise AclError(ACL_ERROR_RT_INTERNAL_ERROR, f"stream {stream:#x} belonged to {found[0]}, destroyed")
             return found
-        for model in self.models.values():
+        for model in self.ctx.models.values():
             lane = model.bound_lane(stream)
             if lane is not None:
                 return model, lane
         capturing = " (it is capturing: the model's own streams come from aclmdlRIGetStreams)"
-        target = self.streams.get(stream) or self.default_streams[stream]
+        target = self.ctx.streams.get(stream) or self.ctx.default_streams[stream]
         raise AclError(
             BAD,
-            f"{target} is not bound to a model" + (capturing if target in self.capturing else "")
+            f"{target} is not bound to a model" + (capturing if target in self.ctx.capturing else "")
             + "; pass a stream that aclmdlRIGetStreams returns",
         )  # fmt: skip
 
     def _func_handle(self, op: str) -> int:
-        handle = self.func_handles.get(op)
+        handle = self.ctx.func_handles.get(op)
         if handle is None:
-            handle = self.func_handles[op] = self.machine.new_handle()
-            self.func_ops[handle] = op
+            handle = self.ctx.func_handles[op] = self.machine.new_handle()
+            self.ctx.func_ops[handle] = op
         return handle
 
     def _kernel_params(self, ref: TaskRef, kernel: KernelTask) -> dict[str, Any]:
@@ -344,29 +334,21 @@ class EditCalls(AclnnCalls):
         """The task's device argument block, holding `data` (made, or grown, here)."""
         ptr, capacity = ref.args_block
         if capacity < len(data):
-            self._free_block(ref)
+            self.ctx.free_args_block(ref)
             device = ref.model.device
             capacity = max(ARGS_BLOCK, 1 << (len(data) - 1).bit_length())
-            self.charge_memory(capacity)
+            self.ctx.charge_memory(capacity)
             try:
                 ptr = device.arena.malloc(capacity, 0).ptr
             except OutOfSpace as full:
-                self.memory_used -= capacity
+                self.ctx.memory_used -= capacity
                 raise AclError(
                     ACL_ERROR_RT_INTERNAL_ERROR, f"no device memory for the argument block of {ref}: {full}"
                 ) from None
-            self.allocations[ptr] = device
+            self.ctx.allocations[ptr] = device
             ref.args_block = (ptr, capacity)
         self.machine.region(ptr, len(data))[:] = np.frombuffer(data, np.uint8)
         return ptr
-
-    def _free_block(self, ref: TaskRef) -> None:
-        ptr, capacity = ref.args_block
-        device = self.allocations.pop(ptr, None) if ptr else None
-        if device is not None:
-            device.arena.free(ptr)
-            self.memory_used -= capacity
-        ref.args_block = (0, 0)
 
     def _set_params(self, ref: TaskRef, params: dict[str, Any]) -> None:
         kind = params.get("type")
@@ -396,7 +378,7 @@ class EditCalls(AclnnCalls):
             )
         p = params.get("kernelTaskParams") or {}
         func = p.get("funcHandle") or 0
-        if func and func not in self.func_ops:
+        if func and func not in self.ctx.func_ops:
             raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"funcHandle {func:#x} is not a function handle of vnpu")
         require(bool(func), "kernelTaskParams.funcHandle is NULL", BAD)
         kernel = p.get("kernel")
@@ -405,12 +387,15 @@ class EditCalls(AclnnCalls):
             require(bool(p.get("argsSize")), "kernelTaskParams.argsSize is 0: it must be greater than 0", BAD)
         attrs = _launch_attrs(p.get("cfg"))
         desc = kernel if isinstance(kernel, KernelDesc) else self._description(kernel, p)
-        if self.func_ops[func] != desc.op:
+        if self.ctx.func_ops[func] != desc.op:
             raise AclError(
-                BAD, f"funcHandle {func:#x} is aclnn{self.func_ops[func]}, but the arguments describe aclnn{desc.op}"
+                BAD,
+                f"funcHandle {func:#x} is aclnn{self.ctx.func_ops[func]}, but the arguments describe aclnn{desc.op}",
             )
         try:
-            new = self.kernel_task(f"aclnn{desc.op}", current.workspace, current.workspace_size, desc, ref.model.device)
+            new = launch.kernel_task(
+                self.ctx, f"aclnn{desc.op}", current.workspace, current.workspace_size, desc, ref.model.device
+            )
         except AclError as error:
             raise AclError(BAD, f"the new arguments of {ref} are not a valid launch: {error.message}") from None
         ref.edit, ref.attrs, ref.num_blocks = new, attrs, p.get("numBlocks") or 0
@@ -423,7 +408,7 @@ class EditCalls(AclnnCalls):
             if kernel is None:
                 args, size = p["args"], p["argsSize"]
                 host = isinstance(args, bytes | bytearray)
-                data = bytes(args[:size]) if host else self.region(args, size).tobytes()
+                data = bytes(args[:size]) if host else self.ctx.region(args, size).tobytes()
                 kernel = json.loads(data.decode())
             return KernelDesc.from_wire(kernel)
         except MemoryFault as fault:
@@ -443,17 +428,17 @@ class EditCalls(AclnnCalls):
         p = params.get("valueWriteTaskParams" if write else "valueWaitTaskParams") or {}
         ptr, value = p.get("devAddr") or 0, p.get("value") or 0
         require(bool(ptr), "devAddr is NULL", BAD)
-        self.device_range("devAddr", ptr, 8)
+        self.ctx.device_range("devAddr", ptr, 8)
         require(ptr % 8 == 0, f"devAddr {ptr:#x} is not 8-byte aligned", BAD)
         api = "aclmdlRITaskSetParams"
         if write:
-            ref.edit = ValueWriteTask(api, ptr, value, self.pins(ptr))
+            ref.edit = ValueWriteTask(api, ptr, value, self.ctx.pins(ptr))
         else:
             flag = p.get("flag") or 0
             require(
                 flag in CONDITIONS, f"flag {flag} is not an ACL_STREAM_WAIT_VALUE_* (GEQ 0, EQ 1, AND 2, NOR 3)", BAD
             )
-            ref.edit = ValueWaitTask(api, ptr, value, flag, self.pins(ptr))
+            ref.edit = ValueWaitTask(api, ptr, value, flag, self.ctx.pins(ptr))
         ref.op_info, ref.attrs = (0, 0), {}
 
 

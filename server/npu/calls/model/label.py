@@ -20,21 +20,21 @@ from proto.errors import (
     AclError,
 )
 from proto.labels import LABEL_INFO_SIZE, MAX_LABELS
-from server.npu.calls.memory.memory import free_device, malloc_device
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.core.stream import Stream
 from server.npu.model.build import BuildLane
 from server.npu.model.labels import Label, LabelList, LabelSetTask, SwitchLabelTask, write_slot
+from server.npu.process.memory import free_device, malloc_device
 
 
-class LabelCalls(Context):
+class LabelCalls(Area):
     @acl_call
     def aclrtCreateLabel(self) -> int:
         """A label of the thread's ACL context, in no list and set nowhere yet (the C `label` out-pointer NULL:
         100000)."""
-        owner = self.acl_context()
-        label = Label(self.machine.new_handle(), self.label_ids.take(), owner)
-        self.labels[label.handle] = label
+        owner = self.ctx.acl_context()
+        label = Label(self.machine.new_handle(), self.ctx.label_ids.take(), owner)
+        self.ctx.labels[label.handle] = label
         return label.handle
 
     @acl_call
@@ -42,10 +42,10 @@ class LabelCalls(Context):
         """The handle is gone; a list or model that holds the label keeps it (its slot says where it is)."""
         found = self._label(label)
         self._same_label_context(found)
-        del self.labels[found.handle]
+        del self.ctx.labels[found.handle]
         found.destroyed = True
-        self.label_ids.give(found.ident)
-        self.bury(found.handle, "label")
+        self.ctx.label_ids.give(found.ident)
+        self.ctx.bury(found.handle, "label")
 
     @acl_call
     def aclrtCreateLabelList(self, labels: list[int | None] | None, num: int) -> int:
@@ -57,13 +57,13 @@ class LabelCalls(Context):
         members = []
         for i, handle in enumerate(labels):
             members.append(self._label(handle, f"labels[{i}]"))
-        self.acl_context()
-        ptr = malloc_device(self, num * LABEL_INFO_SIZE, 0)
+        self.ctx.acl_context()
+        ptr = malloc_device(self.ctx, num * LABEL_INFO_SIZE, 0)
         self.machine.region(ptr, num * LABEL_INFO_SIZE)[:] = 0xFF
         owner = self.machine.owner(ptr)
         for i, member in enumerate(members):
             if member.slot is not None:
-                free_device(self, ptr, "aclrtCreateLabelList")
+                free_device(self.ctx, ptr, "aclrtCreateLabelList")
                 raise AclError(
                     ACL_ERROR_RT_INTERNAL_ERROR,
                     f"labels[{i}], {member}, already has its slot in a label list (made by an earlier "
@@ -71,7 +71,7 @@ class LabelCalls(Context):
                     "destroyed since; as in the runtime, the labels before it in this call keep the slots they got",
                 )
             member.slot, member.slot_owner = ptr + i * LABEL_INFO_SIZE, owner
-        self.label_lists[ptr] = LabelList(ptr, owner, tuple(members))
+        self.ctx.label_lists[ptr] = LabelList(ptr, owner, tuple(members))
         return ptr
 
     @acl_call
@@ -80,8 +80,8 @@ class LabelCalls(Context):
         when the switch runs; its labels keep their slots (they cannot join another list)."""
         require(bool(label_list), "labelList is NULL")
         assert label_list is not None
-        free_device(self, label_list, "aclrtDestroyLabelList")
-        self.label_lists.pop(label_list, None)
+        free_device(self.ctx, label_list, "aclrtDestroyLabelList")
+        self.ctx.label_lists.pop(label_list, None)
 
     @acl_call
     def aclrtSetLabel(self, label: int | None, stream: int | None) -> None:
@@ -89,7 +89,7 @@ class LabelCalls(Context):
         require(bool(label), "label is NULL")
         require(bool(stream), "stream is NULL")
         found = self._label(label)
-        on = self.any_stream(stream)
+        on = self.ctx.any_stream(stream)
         self._same_label_context(found)
         self._same_stream_context(on)
         lane = self._bound_lane(on, "aclrtSetLabel")
@@ -106,7 +106,7 @@ class LabelCalls(Context):
                 f"{found} is in no label list: call aclrtCreateLabelList with it before aclrtSetLabel",
             )
         position = len(lane.tasks)
-        self.issue(on, LabelSetTask(found))
+        self.ctx.issue(on, LabelSetTask(found))
         write_slot(self.machine, found, position, on.handle)
         found.stream = on
 
@@ -119,38 +119,38 @@ class LabelCalls(Context):
         require(bool(label_list), "labelList is NULL")
         require(bool(stream), "stream is NULL")
         assert ptr is not None and label_list is not None
-        on = self.any_stream(stream)
+        on = self.ctx.any_stream(stream)
         self._same_stream_context(on)
         self._bound_lane(on, "aclrtSwitchLabelByIndex")
-        known = self.label_lists.get(label_list)
+        known = self.ctx.label_lists.get(label_list)
         if known is not None and self.machine.owner(label_list) is not known.owner:
             known = None
-        self.issue(on, SwitchLabelTask(ptr, max_value, label_list, self.pins(ptr, label_list), known))
+        self.ctx.issue(on, SwitchLabelTask(ptr, max_value, label_list, self.ctx.pins(ptr, label_list), known))
 
     def _label(self, handle: int | None, name: str = "label") -> Label:
         require(bool(handle), f"{name} is NULL" + (" (the runtime would dereference it)" if name != "label" else ""))
-        found = self.labels.get(handle or 0)
+        found = self.ctx.labels.get(handle or 0)
         if found is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"{name}: {self.not_a('label', handle or 0)}")
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"{name}: {self.ctx.not_a('label', handle or 0)}")
         return found
 
     def _same_label_context(self, label: Label) -> None:
-        current = self.acl_context()
+        current = self.ctx.acl_context()
         if label.owner is not current:
             raise AclError(
                 ACL_ERROR_RT_LABEL_CONTEXT, f"{label} was made in {label.owner}, not this thread's {current}"
             )
 
     def _same_stream_context(self, stream: Stream) -> None:
-        current = self.acl_context()
-        if self.stream_contexts.get(stream.handle) is not current:
+        current = self.ctx.acl_context()
+        if self.ctx.stream_contexts.get(stream.handle) is not current:
             raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{stream} is not a stream of this thread's {current}")
 
     def _bound_lane(self, stream: Stream, api: str) -> BuildLane:
-        lane = self.bound.get(stream)
+        lane = self.ctx.bound.get(stream)
         if lane is None or lane.model is None:
             capturing = (
-                " (it is capturing: a capture binds none of the user's streams)" if stream in self.capturing else ""
+                " (it is capturing: a capture binds none of the user's streams)" if stream in self.ctx.capturing else ""
             )
             raise AclError(
                 ACL_ERROR_RT_STREAM_MODEL,

@@ -16,18 +16,18 @@ from proto.errors import (
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.model.model import ModelRI
 from server.npu.model.state import ModelKind
 
 ABORT_WAIT = 1.0  # seconds aclmdlRIAbort waits at most for the aborted replay to end (a kernel running finishes)
 
 
-class MiscModelCalls(Context):
+class MiscModelCalls(Area):
     @acl_call
     def aclmdlRISetName(self, model: int | None, name: str | None) -> None:
         """Any model, sub-models included; the whole string is kept (no length limit), the last call wins."""
-        target = self.model(model)
+        target = self.ctx.model(model)
         require(name is not None, "name is NULL")
         assert name is not None
         self._model_here(target)
@@ -36,7 +36,7 @@ class MiscModelCalls(Context):
     @acl_call
     def aclmdlRIGetName(self, model: int | None, max_len: int) -> str:
         """The name ("" if never set); `max_len` bytes must hold it and its NUL, else 507000 (no truncation)."""
-        target = self.model(model)
+        target = self.ctx.model(model)
         require(max_len != 0, "maxLen is 0: the buffer must hold at least the name's NUL", ACL_ERROR_RT_PARAM_INVALID)
         self._model_here(target)
         size = len(target.name.encode()) + 1
@@ -52,7 +52,7 @@ class MiscModelCalls(Context):
     def aclmdlRIGetId(self, model: int | None) -> int:
         """The runtime's model id (the smallest free one of its device; reused after aclmdlRIDestroy), which
         aclmdlRIDebugJsonPrint writes as "Model Id"."""
-        return self.model(model).ident
+        return self.ctx.model(model).ident
 
     @acl_call
     async def aclmdlRIAbort(self, model: int | None) -> None:
@@ -60,7 +60,7 @@ class MiscModelCalls(Context):
         stream it was launched on reports 507023 (ACL_ERROR_RT_MODEL_ABORT_NORMAL) at its next synchronize;
         queued replays run as usual. A model that is not running is left as it is. The runtime rejects only
         sub-models (207000); vnpu aborts a root capture model like any other (the docs call it unsupported)."""
-        target = self.model(model, ACL_ERROR_RT_PARAM_INVALID)
+        target = self.ctx.model(model, ACL_ERROR_RT_PARAM_INVALID)
         self._not_sub(target, "aclmdlRIAbort")
         self._model_here(target)
         ended = target.abort()
@@ -92,7 +92,7 @@ class MiscModelCalls(Context):
 
     def _callback_model(self, model: int | None, func: int | None, api: str) -> ModelRI:
         """No ACL checks: a NULL model or func reaches the runtime, which answers 107000."""
-        target = self.model(model, ACL_ERROR_RT_PARAM_INVALID)
+        target = self.ctx.model(model, ACL_ERROR_RT_PARAM_INVALID)
         require(bool(func), "func is NULL", ACL_ERROR_RT_PARAM_INVALID)
         self._not_sub(target, api)
         return target
@@ -105,7 +105,7 @@ class MiscModelCalls(Context):
             )
 
     def _model_here(self, model: ModelRI) -> None:
-        device = self.device()
+        device = self.ctx.device()
         if model.device is not device:
             raise AclError(
                 ACL_ERROR_RT_MODEL_CONTEXT,

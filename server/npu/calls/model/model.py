@@ -16,8 +16,7 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
     AclError,
 )
-from server.npu.calls.model.capture import CaptureCalls
-from server.npu.context import acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.core.lane import Task
 from server.npu.core.trace import Where
 from server.npu.kernels.task import CustomKernelTask
@@ -26,6 +25,7 @@ from server.npu.model.build import BuildModel, runnable_build
 from server.npu.model.cond import CondTask
 from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelRI, assign_defaults
 from server.npu.model.state import ModelKind
+from server.npu.process.context import Context
 from server.npu.tasks.event import RecordTask, ResetTask, WaitTask
 from server.npu.tasks.kernel import KernelTask
 
@@ -35,31 +35,31 @@ DESTROY_WAIT = 10.0  # seconds aclmdlRIDestroy waits for a running replay (conte
 class _HostLane:
     """Where aclmdlRIExecute replays a model: on no stream, for a waiting host thread."""
 
-    def __init__(self, rt: ModelCalls, device: int) -> None:
-        self.machine = rt.machine
+    def __init__(self, ctx: Context, device: int) -> None:
+        self.machine = ctx.machine
         self.closing: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.where = Where(device, "aclmdlRIExecute", None, rt)
+        self.where = Where(device, "aclmdlRIExecute", None, ctx)
 
     def __str__(self) -> str:
         return "aclmdlRIExecute"
 
 
-class ModelCalls(CaptureCalls):
+class ModelCalls(Area):
     @acl_call
     def aclmdlRIExecuteAsync(self, model: int | None, stream: int | None) -> None:
         """Queue one replay of `model` on `stream`; replays of one model run one at a time."""
-        target = self.root_model(model, "aclmdlRIExecuteAsync")
-        bound = self.bound.get(self.stream(stream))
+        target = self.ctx.root_model(model, "aclmdlRIExecuteAsync")
+        bound = self.ctx.bound.get(self.ctx.stream(stream))
         if bound is not None:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID,
                 f"stream {bound.stream_handle:#x} is bound to {bound.model}: execute a model on an ordinary stream",
             )
-        on = self.idle_stream(stream, "aclmdlRIExecuteAsync")
+        on = self.ctx.idle_stream(stream, "aclmdlRIExecuteAsync")
         self._runnable(target, on.device.index)
         assign_defaults(target)  # on the host, before the replay is queued (modelri spec 4)
         task, events = external.launch(target, on)  # EXTERNAL records and waits bind now, on the host
-        self.issue(on, task)
+        self.ctx.issue(on, task)
         target.queued.add(task)
         external.commit(task, events)
 
@@ -69,7 +69,7 @@ class ModelCalls(CaptureCalls):
         order: NULL (100000), a stale handle (107017), the timeout (107000), a capture model (107000: the runtime
         runs those with aclmdlRIExecuteAsync only), another device's model (107004); a replay that outlasts the
         timeout answers 507046, as a stream synchronize does, and goes on."""
-        target = self.model(model)
+        target = self.ctx.model(model)
         require(
             timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}", ACL_ERROR_RT_PARAM_INVALID
         )
@@ -79,9 +79,9 @@ class ModelCalls(CaptureCalls):
                 f"{target} is a captured model (ACL graph), which aclmdlRIExecute does not run: use "
                 "aclmdlRIExecuteAsync and synchronize its stream",
             )
-        self._runnable(target, self.device().index)
+        self._runnable(target, self.ctx.device().index)
         assign_defaults(target)
-        replay = asyncio.ensure_future(target.replay(_HostLane(self, target.device.index)))
+        replay = asyncio.ensure_future(target.replay(_HostLane(self.ctx, target.device.index)))
         done, _ = await asyncio.wait({replay}, timeout=None if timeout == -1 else timeout / 1000)
         if not done:  # the replay goes on; the model stays consistent
             raise AclError(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, f"{target} did not finish within {timeout} ms")
@@ -93,7 +93,7 @@ class ModelCalls(CaptureCalls):
         running then is kept and the call answers 107037. Otherwise the model and its task groups go, and the
         destroy callbacks registered on it are returned, ordered by function address (the runtime's std::set
         order), for the client to run on the calling thread: [{"func": ..., "userData": ...}]."""
-        target = self.root_model(model, "aclmdlRIDestroy")
+        target = self.ctx.root_model(model, "aclmdlRIDestroy")
         if target.capturing:
             raise AclError(ACL_ERROR_RT_MODEL_CAPTURED, f"{target} is still capturing: end the capture first")
         if target.running:
@@ -106,21 +106,21 @@ class ModelCalls(CaptureCalls):
                 "come); it is kept: stop it (aclmdlRIAbort, or aclrtStreamAbort on its stream), then destroy it",
             )
         if target.destroyed:  # another destroy finished while this one waited
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("model", target.handle))
-        self.drop_model(target)
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("model", target.handle))
+        self.ctx.drop_model(target)
         return [{"func": f, "userData": d} for f, d in sorted(target.destroy_callbacks.items())]
 
     @acl_call
     def aclmdlRIDebugPrint(self, model: int | None) -> str:
         """A readable dump of the model (the runtime writes it to its log; vnpu returns it)."""
-        target = self.model(model)
+        target = self.ctx.model(model)
         return "\n".join(_debug_lines(target, ""))
 
     @acl_call
     def aclmdlRIDebugJsonPrint(self, model: int | None, path: str | None, flags: int) -> str:
         """The model as chrome-trace JSON (spec 1.2). The daemon cannot write the caller's `path`: the text is
         returned and the client writes it."""
-        target = self.model(model)
+        target = self.ctx.model(model)
         require(flags in (0, 1), f"flags {flags} is not ACL_MDLRI_DEBUG_JSON_PRINT_SUMMARY (0) or _VERBOSE (1)")
         events = []
         for index, lane in enumerate(target.lanes):

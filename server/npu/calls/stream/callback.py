@@ -18,7 +18,7 @@ from proto.errors import (
     ACL_ERROR_RT_THREAD_SUBSCRIBE,
     AclError,
 )
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.core.callbacks import HOST_FUNC_THREAD, CallbackTask, Mailbox
 from server.npu.core.caller import caller_thread, thread_of_caller_process
 from server.npu.core.stream import Stream
@@ -26,17 +26,17 @@ from server.npu.core.stream import Stream
 MAX_REPORT_THREADS = 128  # RT_THREAD_GROUP_ID_MAX: threads of a process subscribed at once
 
 
-class CallbackCalls(Context):
+class CallbackCalls(Area):
     @acl_call
     def aclrtSubscribeReport(self, thread_id: int, stream: int | None) -> None:
         target = self._any_stream(stream)
         self._not_runtime_subscribed(target, "aclrtSubscribeReport")
-        bound = self.callbacks.subscribed.get(target)
+        bound = self.ctx.callbacks.subscribed.get(target)
         if bound is not None:
             raise AclError(ACL_ERROR_RT_STREAM_SUBSCRIBE, f"{target} is already subscribed to {bound}")
         thread = thread_of_caller_process(thread_id)
-        box = self.callbacks.mailboxes.get(thread)
-        if box is not None and self.callbacks.streams_of(box):
+        box = self.ctx.callbacks.mailboxes.get(thread)
+        if box is not None and self.ctx.callbacks.streams_of(box):
             if box.device is not target.device:
                 raise AclError(
                     ACL_ERROR_RT_THREAD_SUBSCRIBE,
@@ -44,34 +44,34 @@ class CallbackCalls(Context):
                     f"subscribed to the streams of one device, and {target} is on device {target.device.index}",
                 )
         else:
-            if len(self.callbacks.report_threads()) >= MAX_REPORT_THREADS:
+            if len(self.ctx.callbacks.report_threads()) >= MAX_REPORT_THREADS:
                 raise AclError(
                     ACL_ERROR_RT_INTERNAL_ERROR,
                     f"{MAX_REPORT_THREADS} threads of this process are subscribed already, the most the runtime has",
                 )
-            box = self.callbacks.mailbox(thread, runtime=False)
+            box = self.ctx.callbacks.mailbox(thread, runtime=False)
             box.device = target.device
-        self.callbacks.subscribed[target] = box
+        self.ctx.callbacks.subscribed[target] = box
 
     @acl_call
     def aclrtUnSubscribeReport(self, thread_id: int, stream: int | None) -> None:
         target = self._any_stream(stream)
         self._not_runtime_subscribed(target, "aclrtUnSubscribeReport")
-        bound = self.callbacks.subscribed.get(target)
+        bound = self.ctx.callbacks.subscribed.get(target)
         if bound is None:
             raise AclError(ACL_ERROR_RT_STREAM_SUBSCRIBE, f"{target} is not subscribed to a thread")
         if bound.thread != thread_of_caller_process(thread_id):
             raise AclError(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"{target} is subscribed to {bound}, not thread {thread_id}")
-        del self.callbacks.subscribed[target]
+        del self.ctx.callbacks.subscribed[target]
 
     @acl_call
     def aclrtLaunchCallback(self, fn: int | None, user_data: int | None, block_type: int, stream: int | None) -> None:
         if block_type not in aclrtCallbackBlockType._value2member_map_:
             raise AclError(ACL_ERROR_INVALID_PARAM, not_member("blockType", block_type, aclrtCallbackBlockType))
         require(bool(fn), "fn is NULL", ACL_ERROR_RT_PARAM_INVALID)
-        target = self.own_stream(stream)
+        target = self.ctx.own_stream(stream)
         self._not_runtime_subscribed(target, "aclrtLaunchCallback")
-        box = self.callbacks.subscribed.get(target)
+        box = self.ctx.callbacks.subscribed.get(target)
         if box is None:
             raise AclError(
                 ACL_ERROR_RT_STREAM_NO_CB_REG,
@@ -84,24 +84,24 @@ class CallbackCalls(Context):
     @acl_call
     def aclrtLaunchHostFunc(self, stream: int | None, fn: int | None, args: int | None) -> None:
         require(bool(fn), "fn is NULL", ACL_ERROR_RT_PARAM_INVALID)
-        target = self.own_stream(stream)
-        bound = self.callbacks.subscribed.get(target)
+        target = self.ctx.own_stream(stream)
+        bound = self.ctx.callbacks.subscribed.get(target)
         if bound is not None and not bound.runtime:
             raise AclError(
                 ACL_ERROR_RT_STREAM_SUBSCRIBE,
                 f"{target} is subscribed to {bound} (aclrtSubscribeReport), so it cannot run host functions: use "
                 "aclrtLaunchCallback on it, or launch the host function on another stream",
             )
-        box = self.callbacks.mailbox(thread_of_caller_process(HOST_FUNC_THREAD), runtime=True)
-        self.callbacks.subscribed[target] = box
+        box = self.ctx.callbacks.mailbox(thread_of_caller_process(HOST_FUNC_THREAD), runtime=True)
+        self.ctx.callbacks.subscribed[target] = box
         self._issue_callback("aclrtLaunchHostFunc", target, box, fn or 0, args or 0, True)
 
     @acl_call
     async def vnpuTakeReports(self, timeout: int) -> list[dict[str, int | bool]]:
         """aclrtProcessReport's device half: the callbacks due for the calling thread."""
         self._check_report_timeout(timeout)
-        box = self.callbacks.mailboxes.get(caller_thread())
-        if box is None or box.runtime or not (box.due or self.callbacks.streams_of(box)):
+        box = self.ctx.callbacks.mailboxes.get(caller_thread())
+        if box is None or box.runtime or not (box.due or self.ctx.callbacks.streams_of(box)):
             raise AclError(
                 ACL_ERROR_RT_THREAD_SUBSCRIBE,
                 f"thread {caller_thread()[1]} is subscribed to no stream: call aclrtSubscribeReport with its id first",
@@ -112,8 +112,8 @@ class CallbackCalls(Context):
     async def vnpuTakeHostFuncs(self, timeout: int) -> list[dict[str, int | bool]]:
         """The host functions due for the calling process (its host-function thread asks)."""
         self._check_report_timeout(timeout)
-        box = self.callbacks.mailbox(thread_of_caller_process(HOST_FUNC_THREAD), runtime=True)
-        if not (box.due or self.callbacks.streams_of(box)):
+        box = self.ctx.callbacks.mailbox(thread_of_caller_process(HOST_FUNC_THREAD), runtime=True)
+        if not (box.due or self.ctx.callbacks.streams_of(box)):
             raise AclError(
                 ACL_ERROR_RT_THREAD_SUBSCRIBE,
                 "no stream of this process runs host functions (aclrtLaunchHostFunc subscribes a stream)",
@@ -123,24 +123,24 @@ class CallbackCalls(Context):
     @acl_call
     def vnpuCallbackDone(self, callback_id: int) -> None:
         """A blocking callback's function returned: its stream goes on."""
-        self.callbacks.returned(callback_id)
+        self.ctx.callbacks.returned(callback_id)
 
     def _issue_callback(self, api: str, stream: Stream, box: Mailbox, fn: int, data: int, blocking: bool) -> None:
-        captured = stream in self.capturing
-        self.issue(stream, CallbackTask(api, self.callbacks, stream, box, fn, data, blocking, captured))
+        captured = stream in self.ctx.capturing
+        self.ctx.issue(stream, CallbackTask(api, self.ctx.callbacks, stream, box, fn, data, blocking, captured))
 
     def _any_stream(self, handle: int | None) -> Stream:
         """A stream of this process on any device (the calling thread needs no current context for it, as the
         thread that subscribes is often the one that will call aclrtProcessReport); NULL: the default stream."""
         if not handle:
-            return self.stream(handle)
-        found = self.streams.get(handle) or self.default_streams.get(handle)
+            return self.ctx.stream(handle)
+        found = self.ctx.streams.get(handle) or self.ctx.default_streams.get(handle)
         if found is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("stream", handle))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("stream", handle))
         return found
 
     def _not_runtime_subscribed(self, stream: Stream, api: str) -> None:
-        bound = self.callbacks.subscribed.get(stream)
+        bound = self.ctx.callbacks.subscribed.get(stream)
         if bound is not None and bound.runtime:
             raise AclError(
                 ACL_ERROR_RT_STREAM_SUBSCRIBE,

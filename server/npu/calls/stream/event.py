@@ -30,12 +30,12 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_NOT_CAPTURED,
     AclError,
 )
-from server.npu.context import acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.core.event import Event
 from server.npu.core.stream import Stream
-from server.npu.model.capture_events import CaptureEvents
 from server.npu.model.external import ExternalRecordTask, ExternalTask, ExternalWaitTask
 from server.npu.model.state import ModelKind
+from server.npu.process import capture_events
 from server.npu.tasks.event import RecordTask, ResetTask, WaitTask
 
 _LEGACY_FLAGS = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY
@@ -46,7 +46,7 @@ def _invalid(message: str) -> AclError:
     return AclError(ACL_ERROR_RT_PARAM_INVALID, message)
 
 
-class EventCalls(CaptureEvents):
+class EventCalls(Area):
     @acl_call
     def aclrtCreateEvent(self) -> int:
         """A legacy event usable for waits, timing and aclrtResetEvent (the docs forbid the reset, the runtime's
@@ -77,7 +77,7 @@ class EventCalls(CaptureEvents):
     def aclrtDestroyEvent(self, event: int | None) -> None:
         """Does not block; a stream still waiting on a binary event that no pending record will set is released
         with an error."""
-        self.drop_event(self.event(event).handle)
+        self.ctx.drop_event(self.ctx.event(event).handle)
 
     @acl_call
     def aclrtRecordEvent(self, event: int | None, stream: int | None) -> None:
@@ -93,7 +93,7 @@ class EventCalls(CaptureEvents):
 
     @acl_call
     def aclrtStreamWaitEvent(self, stream: int | None, event: int | None) -> None:
-        self._wait(stream, event, self.op_wait_timeout, "aclrtStreamWaitEvent")
+        self._wait(stream, event, self.ctx.op_wait_timeout, "aclrtStreamWaitEvent")
 
     @acl_call
     def aclrtStreamWaitEventWithFlag(self, stream: int | None, event: int | None, timeout: int, flag: int) -> None:
@@ -112,15 +112,15 @@ class EventCalls(CaptureEvents):
 
     @acl_call
     def aclrtResetEvent(self, event: int | None, stream: int | None) -> None:
-        target, on = self.event(event), self.stream(stream)
+        target, on = self.ctx.event(event), self.ctx.stream(stream)
         if target.flags & ACL_EVENT_IPC:
             raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{target} is an IPC event, which cannot be reset")
         self._same_device(target, on)
         if not target.legacy:
             raise _invalid(f"{target} is an aclrtCreateEventExWithFlag event, which cannot be reset")
-        self.refuse_default_stream(on, "aclrtResetEvent")
-        if not self.reset_in_capture(target, on, "aclrtResetEvent"):
-            self.issue(on, ResetTask("aclrtResetEvent", target))
+        capture_events.refuse_default_stream(self.ctx, on, "aclrtResetEvent")
+        if not capture_events.reset_in_capture(self.ctx, target, on, "aclrtResetEvent"):
+            self.ctx.issue(on, ResetTask("aclrtResetEvent", target))
 
     @acl_call
     def aclrtQueryEventStatus(self, event: int | None) -> aclrtEventRecordedStatus:
@@ -191,7 +191,7 @@ class EventCalls(CaptureEvents):
     def _record(self, event: int | None, stream: int | None, flag: int, api: str) -> None:
         """The runtime's checks in its order (ae EventRecord, then ai): the handles, the device, an IPC event in a
         capture, an EXTERNAL record's event kind, the record-flag lock (fixed even if the call fails later)."""
-        target, on = self.event(event), self.stream(stream)
+        target, on = self.ctx.event(event), self.ctx.stream(stream)
         self._same_device(target, on)
         self._not_ipc_in_capture(target, on, api)
         if flag == ACL_EVENT_RECORD_EXTERNAL:
@@ -201,13 +201,13 @@ class EventCalls(CaptureEvents):
         if flag == ACL_EVENT_RECORD_EXTERNAL:
             self._external(target, on, api, ExternalRecordTask(api, target))
             return
-        self.refuse_default_stream(on, api)
-        if on in self.bound:  # persisted into a Build model: its replays are no host-visible records
-            self.issue(on, RecordTask(api, target, None))
-        elif not self.record_in_capture(target, on, api):
+        capture_events.refuse_default_stream(self.ctx, on, api)
+        if on in self.ctx.bound:  # persisted into a Build model: its replays are no host-visible records
+            self.ctx.issue(on, RecordTask(api, target, None))
+        elif not capture_events.record_in_capture(self.ctx, target, on, api):
             previous = target.latest
             try:
-                self.issue(on, RecordTask(api, target, target.issue_record(on)))
+                self.ctx.issue(on, RecordTask(api, target, target.issue_record(on)))
             except AclError:  # refused (e.g. by a task update): the event's latest record is the one it had
                 target.latest = previous
                 raise
@@ -224,7 +224,7 @@ class EventCalls(CaptureEvents):
 
     def _external(self, event: Event, stream: Stream, api: str, task: ExternalTask) -> None:
         """The rest of an *_EXTERNAL record's or wait's checks (modelri spec 6), then the task joins the model."""
-        capture = self.capturing.get(stream)
+        capture = self.ctx.capturing.get(stream)
         if capture is not None and capture.model.kind is ModelKind.SUB:
             raise AclError(
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -243,7 +243,7 @@ class EventCalls(CaptureEvents):
                         f"{event} already has {earlier.describe()} in {capture}: an event takes one EXTERNAL record "
                         "or one EXTERNAL wait per model (use another event)"
                     )
-        self.issue(stream, task)
+        self.ctx.issue(stream, task)
 
     @staticmethod
     def _fix_flag(event: Event, which: str, flag: int, api: str) -> None:
@@ -259,19 +259,19 @@ class EventCalls(CaptureEvents):
             )
 
     def _create_event(self, flags: int, api: str) -> int:
-        device = self.device()
-        self.check_handles()
+        device = self.ctx.device()
+        self.ctx.check_handles()
         event = Event(self.machine.new_handle(), device, flags, api)
         if event.legacy:
-            device.events.take(self.quota)
-        self.events[event.handle] = event
+            device.events.take(self.ctx.quota)
+        self.ctx.events[event.handle] = event
         return event.handle
 
     def _wait(self, stream: int | None, event: int | None, timeout: float | None, api: str, flag: int = 0) -> None:
         """The runtime's checks in its order (ae StreamWaitEvent, then ai): the handles, the device, an IPC event in
         a capture, an event with no wait task (207000, in a capture too: modelri spec 8.8), an EXTERNAL wait's
         event kind, the wait-flag lock."""
-        on, target = self.stream(stream), self.event(event)
+        on, target = self.ctx.stream(stream), self.ctx.event(event)
         self._same_device(target, on)
         self._not_ipc_in_capture(target, on, api)
         if not target.flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC):
@@ -286,22 +286,22 @@ class EventCalls(CaptureEvents):
         if flag:
             self._external(target, on, api, ExternalWaitTask(api, target))
             return
-        self.refuse_default_stream(on, api)
-        if self.wait_in_capture(on, target, timeout, api):
+        capture_events.refuse_default_stream(self.ctx, on, api)
+        if capture_events.wait_in_capture(self.ctx, on, target, timeout, api):
             return
         if target.binary:
-            self.issue(on, WaitTask(api, target, None, timeout))
+            self.ctx.issue(on, WaitTask(api, target, None, timeout))
             return
         mark = target.latest
         if mark is None or mark.done or mark.stream is on:
             return  # snapshot semantics: nothing to wait for
-        self.issue(on, WaitTask(api, target, mark, timeout))
+        self.ctx.issue(on, WaitTask(api, target, mark, timeout))
 
     def _queryable(self, event: int | None, api: str, legacy_only: bool = False) -> Event:
-        target = self.event(event)
+        target = self.ctx.event(event)
         if target.external:
             raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{api} is not supported on an ACL_EVENT_EXTERNAL event")
-        self.refuse_capture_event(target, api)
+        capture_events.refuse_capture_event(self.ctx, target, api)
         if legacy_only and not target.legacy:
             raise _invalid(f"{api} is not supported on aclrtCreateEventExWithFlag events")
         return target
@@ -320,7 +320,7 @@ class EventCalls(CaptureEvents):
     def _model_stream_event(self, event: Event, stream: Stream, api: str) -> None:
         """A stream bound to a Build model records and waits only on events of aclrtCreateEventWithFlag (modelri
         spec 2): an Ex event or one of aclrtCreateEvent (the runtime's RT_EVENT_DEFAULT flags) -> 207000."""
-        lane = self.bound.get(stream)
+        lane = self.ctx.bound.get(stream)
         if lane is not None and (not event.legacy or event.api == "aclrtCreateEvent"):
             raise AclError(
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -329,7 +329,7 @@ class EventCalls(CaptureEvents):
             )
 
     def _not_ipc_in_capture(self, event: Event, stream: Stream, api: str) -> None:
-        if event.flags & ACL_EVENT_IPC and stream in self.capturing:
+        if event.flags & ACL_EVENT_IPC and stream in self.ctx.capturing:
             raise AclError(
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{api}: {event} is an IPC event, which a capture cannot take"
             )

@@ -21,10 +21,8 @@ from proto.constants import (
     ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS,
 )
 from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID, AclError
-from server.npu.calls.stream.notify import NotifyCalls
-from server.npu.context import acl_call, require
-from server.npu.core.caller import caller_pid
-from server.npu.device import Device
+from server.npu.area import Area, acl_call, require
+from server.npu.process.ipc import check_importer, check_peer
 
 IPC_HANDLE_SIZE = 64  # ACL_IPC_EVENT_HANDLE_SIZE
 PREFIX = b"vnpu-ipc-event:"
@@ -32,33 +30,10 @@ NOTIFY_PREFIX = "vnpu-notify-"
 IMPORT_FLAGS = ACL_NOTIFY_DEVICE_USE_ONLY | ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS
 
 
-def check_importer(what: str, validating: bool, pids: set[int], lister: str, disable: str) -> None:
-    """The calling process may import `what`: its exporter listed its pid (with `lister`) or exported with the
-    `disable` flag (107000 otherwise)."""
-    if validating and caller_pid() not in pids:
-        raise AclError(
-            ACL_ERROR_RT_PARAM_INVALID,
-            f"this process (pid {caller_pid()}) is not on the import list of {what}: its exporter adds it with "
-            f"{lister} (pids from aclrtDeviceGetBareTgid), or exports with {disable}",
-        )
-
-
-def check_peer(what: str, owner: Device, device: Device, peer_allowed: bool, flag: str) -> None:
-    """`what` lives on `owner`; importing it on another device needs peer access to `owner`: enabled beforehand with
-    aclrtDeviceEnablePeerAccess (`peer_allowed`), or by the import itself with the flag `flag` (as the runtime's
-    import enables it)."""
-    if owner is not device and not peer_allowed:
-        raise AclError(
-            ACL_ERROR_RT_PARAM_INVALID,
-            f"{what} is on device {owner.index} and this thread's device is {device.index}: enable peer access first "
-            f"(aclrtDeviceEnablePeerAccess({owner.index}, 0)) or import it with {flag}",
-        )
-
-
-class IpcCalls(NotifyCalls):
+class IpcCalls(Area):
     @acl_call
     def aclrtIpcGetEventHandle(self, event: int | None) -> bytes:
-        target = self.event(event)
+        target = self.ctx.event(event)
         if target.legacy or target.flags != ACL_EVENT_IPC:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID,
@@ -73,23 +48,23 @@ class IpcCalls(NotifyCalls):
     def aclrtIpcOpenEventHandle(self, handle: bytes) -> int:
         require(len(handle) == IPC_HANDLE_SIZE, f"handle must be {IPC_HANDLE_SIZE} bytes, got {len(handle)}",
                 ACL_ERROR_INVALID_PARAM)  # fmt: skip
-        self.device()  # the opener needs a current context (107002)
+        self.ctx.device()  # the opener needs a current context (107002)
         event = self.machine.ipc.events.get(bytes(handle))
         if event is None or event.destroyed:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID,
                 "the handle is not one of a live IPC event (aclrtIpcGetEventHandle; its event may be destroyed)",
             )
-        if event.handle not in self.events:
-            self.check_handles()
-            self.events[event.handle] = event
-            self.opened_events.add(event.handle)
+        if event.handle not in self.ctx.events:
+            self.ctx.check_handles()
+            self.ctx.events[event.handle] = event
+            self.ctx.opened_events.add(event.handle)
         return event.handle
 
     @acl_call
     def aclrtNotifyGetExportKey(self, notify: int | None, len_: int, flags: int) -> str:
         """The key (a C string of at most `len` bytes with its NUL); the latest export's flags hold."""
-        target = self._notify(notify)
+        target = self.ctx.notify(notify)
         require(len_ > 0, "len is 0", ACL_ERROR_RT_PARAM_INVALID)
         export_flags = (ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT, ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION)
         require(flags in export_flags, f"flags {flags:#x} is neither ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT nor "
@@ -104,7 +79,7 @@ class IpcCalls(NotifyCalls):
 
     @acl_call
     def aclrtNotifySetImportPid(self, notify: int | None, pid: list[int]) -> None:
-        target = self._notify(notify)
+        target = self.ctx.notify(notify)
         require(bool(pid), "num must be more than 0", ACL_ERROR_RT_PARAM_INVALID)
         require(target.ipc_key is not None, f"{target} has no export key yet: call aclrtNotifyGetExportKey first",
                 ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
@@ -114,17 +89,17 @@ class IpcCalls(NotifyCalls):
     def aclrtNotifyImportByKey(self, key: str, flags: int) -> int:
         require(0 <= flags <= IMPORT_FLAGS, f"flags {flags:#x} is not a combination of the import flags",
                 ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
-        device = self.device()
+        device = self.ctx.device()
         notify = self.machine.ipc.notifies.get(key)
         if notify is None:
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{key!r} is not the key of a live exported notify")
-        if notify.handle in self.notifies:
+        if notify.handle in self.ctx.notifies:
             return notify.handle
         check_importer(str(notify), notify.pid_validation, notify.import_pids, "aclrtNotifySetImportPid",
                        "ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION")  # fmt: skip
-        peer = bool(flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS) or self.has_peer_access(notify.device)
+        peer = bool(flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS) or self.ctx.has_peer_access(notify.device)
         check_peer(str(notify), notify.device, device, peer, "ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS")
-        self.check_handles()
-        self.notifies[notify.handle] = notify
-        self.imported_notifies.add(notify.handle)
+        self.ctx.check_handles()
+        self.ctx.notifies[notify.handle] = notify
+        self.ctx.imported_notifies.add(notify.handle)
         return notify.handle

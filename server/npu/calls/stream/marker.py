@@ -9,13 +9,13 @@ the program (a NULL message, an unknown domain) before sending.
 
 from __future__ import annotations
 
-from server.npu.context import Context, acl_call
+from server.npu.area import Area, acl_call
 from server.npu.core import markers
 from server.npu.core.caller import caller_thread
 from server.npu.core.trace import Where
 
 
-class MarkerCalls(Context):
+class MarkerCalls(Area):
     @acl_call
     def vnpuMarkerMark(self, message: str, domain: str | None, stream: int | None) -> None:
         where = self._marker_where()
@@ -32,11 +32,11 @@ class MarkerCalls(Context):
         if where is None:
             return
         note = markers.detail(domain, self._marker_stream(stream))
-        self.marker_ranges[range_id] = markers.OpenRange(message, note, where, self.machine.tracer.clock())
+        self.ctx.marker_ranges[range_id] = markers.OpenRange(message, note, where, self.machine.tracer.clock())
 
     @acl_call
     def vnpuMarkerRangeEnd(self, range_id: int) -> None:
-        opened = self.marker_ranges.pop(range_id, None)
+        opened = self.ctx.marker_ranges.pop(range_id, None)
         tracer = self.machine.tracer
         if opened is None or not tracer.enabled:
             return
@@ -46,13 +46,13 @@ class MarkerCalls(Context):
 
     def _marker_where(self) -> Where | None:
         thread = caller_thread()
-        current = self.current.get(thread)
+        current = self.ctx.current.get(thread)
         if current is None:
             return None
-        return Where(current.device.index, markers.lane(thread[1]), None, self)
+        return Where(current.device.index, markers.lane(thread[1]), None, self.ctx)
 
     def _marker_stream(self, handle: int | None) -> str | None:
         if not handle:
             return None
-        stream = self.streams.get(handle) or self.default_streams.get(handle)
+        stream = self.ctx.streams.get(handle) or self.ctx.default_streams.get(handle)
         return repr(stream) if stream is not None else f"stream {handle:#x} (not a stream)"

@@ -16,17 +16,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from proto.constants import aclrtFloatOverflowMode
-from proto.errors import ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CAPTURED, AclError
-from server.npu.context import Context, acl_call, require
+from proto.errors import ACL_ERROR_RT_PARAM_INVALID
+from server.npu.area import Area, acl_call, require
+from server.npu.process import streams
 from server.npu.tasks.overflow import OVERFLOW_OUTPUT, StatusClearTask, StatusReadTask
 
 if TYPE_CHECKING:
-    from server.npu.core.stream import Stream
+    pass
 
 MODES = {m.value: m for m in aclrtFloatOverflowMode if m != aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_UNDEF}
 
 
-class OverflowCalls(Context):
+class OverflowCalls(Area):
     @acl_call
     def aclrtSetDeviceSatMode(self, mode: int) -> None:
         """The process-wide mode that aclrtGetDeviceSatMode answers (INFNAN until set, as on the Ascend910B).
@@ -36,28 +37,21 @@ class OverflowCalls(Context):
             f"mode {mode} is not ACL_RT_OVERFLOW_MODE_SATURATION (0) or ACL_RT_OVERFLOW_MODE_INFNAN (1)",
             ACL_ERROR_RT_PARAM_INVALID,
         )
-        self.sat_mode = MODES[mode]
+        self.ctx.sat_mode = MODES[mode]
 
     @acl_call
     def aclrtGetDeviceSatMode(self) -> aclrtFloatOverflowMode:
-        return self.sat_mode
+        return self.ctx.sat_mode
 
     @acl_call
     def aclrtSetStreamOverflowSwitch(self, stream: int | None, flag: int) -> None:
         """Turns overflow detection of the stream's tasks on (1) or off (0): recorded, as vnpu detects none."""
         require(flag in (0, 1), f"flag must be 0 or 1, got {flag}")
-        self.set_overflow_switch(stream, flag, "aclrtSetStreamOverflowSwitch")
-
-    def set_overflow_switch(self, stream: int | None, flag: int, api: str) -> None:
-        """The runtime's checks (ae/ai SetStreamOverflowSwitch): flag 0 or 1 (107000), an explicit stream not
-        capturing (107027), a stream of the current ACL context (107003)."""
-        require(flag < 2, f"the overflow switch must be 0 or 1, got {flag}", ACL_ERROR_RT_PARAM_INVALID)
-        self.refuse_captured(stream, api)
-        self.own_stream(stream).overflow_switch = bool(flag)
+        streams.set_overflow_switch(self.ctx, stream, flag, "aclrtSetStreamOverflowSwitch")
 
     @acl_call
     def aclrtGetStreamOverflowSwitch(self, stream: int | None) -> int:
-        return int(self.own_stream(stream).overflow_switch)
+        return int(self.ctx.own_stream(stream).overflow_switch)
 
     @acl_call
     def aclrtGetOverflowStatus(self, output_addr: int | None, output_size: int, stream: int | None) -> None:
@@ -81,12 +75,12 @@ class OverflowCalls(Context):
             f"outputSize must be {OVERFLOW_OUTPUT} (bytes of status the runtime copies), got {output_size}",
             ACL_ERROR_RT_PARAM_INVALID,
         )
-        self.refuse_captured(stream, api)
-        on = self.own_stream(stream)
+        streams.refuse_captured(self.ctx, stream, api)
+        on = self.ctx.own_stream(stream)
         assert output_addr is not None
-        self.device_range("outputAddr", output_addr, OVERFLOW_OUTPUT)
-        area = self.acl_context().overflow_status
-        self.issue(on, StatusReadTask(api, output_addr, area, self.pins(output_addr)))
+        self.ctx.device_range("outputAddr", output_addr, OVERFLOW_OUTPUT)
+        area = self.ctx.acl_context().overflow_status
+        self.ctx.issue(on, StatusReadTask(api, output_addr, area, self.ctx.pins(output_addr)))
 
     @acl_call
     def aclrtResetOverflowStatus(self, stream: int | None) -> None:
@@ -102,17 +96,7 @@ class OverflowCalls(Context):
     def queue_status_clear(self, stream: int | None, api: str) -> None:
         """The runtime's checks (ae/ai NpuClearFloatStatus, the Ascend910B's way): the stream, the default one
         for NULL, not capturing (107027), of the current ACL context (107003)."""
-        on = self.stream(stream)
-        self.refuse_captured(on.handle, api)
-        self.own_stream(stream)
-        self.issue(on, StatusClearTask(api, self.acl_context().overflow_status))
-
-    def refuse_captured(self, handle: int | None, api: str) -> None:
-        """107027 when the stream `handle` (not NULL) is capturing: the runtime checks it before the context."""
-        found: Stream | None = (self.streams.get(handle) or self.default_streams.get(handle)) if handle else None
-        if found is not None and found in self.capturing:
-            raise AclError(
-                ACL_ERROR_RT_STREAM_CAPTURED,
-                f"{api} is not allowed on {found} while it is capturing ({self.capturing[found]}): call it before "
-                "aclmdlRICaptureBegin or after aclmdlRICaptureEnd",
-            )
+        on = self.ctx.stream(stream)
+        streams.refuse_captured(self.ctx, on.handle, api)
+        self.ctx.own_stream(stream)
+        self.ctx.issue(on, StatusClearTask(api, self.ctx.acl_context().overflow_status))

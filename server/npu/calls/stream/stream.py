@@ -5,22 +5,21 @@ from __future__ import annotations
 
 import asyncio
 
-from proto.constants import ACL_STOP_ON_FAILURE, ACL_STREAM_DEVICE_USE_ONLY, ACL_STREAM_PERSISTENT, aclrtStreamStatus
+from proto.constants import ACL_STREAM_PERSISTENT, aclrtStreamStatus
 from proto.errors import (
-    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_PARAM_INVALID,
-    ACL_ERROR_RT_STREAM_CONTEXT,
     ACL_ERROR_RT_STREAM_MODEL,
     AclError,
 )
-from server.npu.context import Context, acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.core.caller import caller_thread
 from server.npu.core.stream import Stream
+from server.npu.process import streams
 
 _STREAM_FLAGS = 0x3F  # FAST_LAUNCH | FAST_SYNC | PERSISTENT | HUGE | CPU_SCHEDULE | DEVICE_USE_ONLY
 
 
-class StreamCalls(Context):
+class StreamCalls(Area):
     @acl_call
     def aclrtCreateStream(self) -> int:
         return self._create_stream(0)
@@ -47,133 +46,94 @@ class StreamCalls(Context):
 
     def _stream_to_destroy(self, stream: int | None, api: str) -> Stream:
         require(bool(stream), "stream is NULL: the default stream cannot be destroyed")
-        target = self.idle_stream(stream, api)
+        target = self.ctx.idle_stream(stream, api)
         require(
             not target.default,
-            f"{target} is the default stream of {self.stream_contexts[target.handle]}: it cannot be destroyed",
+            f"{target} is the default stream of {self.ctx.stream_contexts[target.handle]}: it cannot be destroyed",
         )
-        if target in self.bound:
+        if target in self.ctx.bound:
             raise AclError(
                 ACL_ERROR_RT_STREAM_MODEL,
-                f"{target} is bound to {self.bound[target].model}: unbind it (aclmdlRIUnbindStream) or destroy the "
+                f"{target} is bound to {self.ctx.bound[target].model}: unbind it (aclmdlRIUnbindStream) or destroy the "
                 "model first",
             )
-        self.end_update(target)  # a destroyed update stream leaves its group free for the next update
-        del self.streams[target.handle]
-        self.stream_contexts.pop(target.handle, None)
-        self.bury(target.handle, "stream")
+        self.ctx.end_update(target)  # a destroyed update stream leaves its group free for the next update
+        del self.ctx.streams[target.handle]
+        self.ctx.stream_contexts.pop(target.handle, None)
+        self.ctx.bury(target.handle, "stream")
         return target
 
     async def _close(self, stream: Stream) -> None:
         await stream.close()
-        stream.device.streams.give(self.quota)
+        stream.device.streams.give(self.ctx.quota)
 
     @acl_call
     async def aclrtSynchronizeStream(self, stream: int | None) -> None:
         """An ACL_STREAM_PERSISTENT stream returns at once, as in the runtime (its work runs in a model)."""
-        target = self.idle_stream(stream, "aclrtSynchronizeStream")
+        target = self.ctx.idle_stream(stream, "aclrtSynchronizeStream")
         if not target.flags & ACL_STREAM_PERSISTENT:
             await target.synchronize("aclrtSynchronizeStream")
-
-    def synchronize_outlook(self, handle: int) -> tuple[Stream, bool] | None:
-        """What aclrtSynchronizeStream(handle) by the calling thread, processed now, would do: None if it would
-        fail or raise (no aclInit, a bad handle, another device, capturing, a sticky error); else the stream and
-        whether it would return at once (no unfinished task, or a persistent stream) or wait."""
-        if self.init_count == 0:
-            return None
-        try:
-            target = self.idle_stream(handle, "aclrtSynchronizeStream")
-        except AclError:
-            return None
-        if target.flags & ACL_STREAM_PERSISTENT:
-            return target, True
-        if target.error is not None:
-            return None
-        return target, target.queued == 0
 
     @acl_call
     async def aclrtSynchronizeStreamWithTimeout(self, stream: int | None, timeout: int) -> None:
         """`timeout` in ms, -1 to wait forever; ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when it runs out."""
         require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
         seconds = None if timeout == -1 else timeout / 1000
-        target = self.idle_stream(stream, "aclrtSynchronizeStreamWithTimeout")
+        target = self.ctx.idle_stream(stream, "aclrtSynchronizeStreamWithTimeout")
         if not target.flags & ACL_STREAM_PERSISTENT:
             await target.synchronize("aclrtSynchronizeStreamWithTimeout", seconds)
 
     @acl_call
     def aclrtStreamQuery(self, stream: int | None) -> aclrtStreamStatus:
-        target = self.idle_stream(stream, "aclrtStreamQuery")
+        target = self.ctx.idle_stream(stream, "aclrtStreamQuery")
         if target.queued and not target.flags & ACL_STREAM_PERSISTENT:
             return aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
         return aclrtStreamStatus.ACL_STREAM_STATUS_COMPLETE
 
     @acl_call
     def aclrtStreamGetId(self, stream: int | None) -> int:
-        return self.stream(stream).ident
+        return self.ctx.stream(stream).ident
 
     @acl_call
     def aclrtStreamGetFlags(self, stream: int | None) -> int:
-        return self.stream(stream).flags
+        return self.ctx.stream(stream).flags
 
     @acl_call
     def aclrtStreamGetPriority(self, stream: int | None) -> int:
-        return self.stream(stream).priority
+        return self.ctx.stream(stream).priority
 
     @acl_call
     def vnpuStreams(self) -> list[int]:
         """Every stream of this context, default ones included (for the client's stream state callbacks)."""
-        return sorted({*self.default_streams, *self.streams})
+        return sorted({*self.ctx.default_streams, *self.ctx.streams})
 
     @acl_call
     def aclrtGetThreadLastTaskId(self) -> int:
         """The id of the last task the calling thread queued on a stream (its number there); 0 before any."""
-        return self.last_task_ids.get(caller_thread(), 0)
+        return self.ctx.last_task_ids.get(caller_thread(), 0)
 
     @acl_call
     def aclrtSetStreamFailureMode(self, stream: int | None, mode: int) -> None:
         """Only bit 0 counts. STOP is set once and for good; then every stream of the stream's ACL context stops
         on failure, while each keeps the mode set on it (which ACL_STREAM_ATTR_FAILURE_MODE answers)."""
-        self.set_failure_mode(stream, mode)
-
-    def set_failure_mode(self, stream: int | None, mode: int) -> None:
-        """The runtime's checks, in its order (ae StreamSetMode, ai StreamSetMode): no current context (107002), a
-        DEVICE_USE_ONLY stream (207000), the stream's own mode again (nothing to do), STOP back to CONTINUE
-        (207000), a stream of another ACL context (107003)."""
-        owner = self.acl_context()
-        target = self.any_stream(stream)
-        if target.flags & ACL_STREAM_DEVICE_USE_ONLY:
-            raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{target} is ACL_STREAM_DEVICE_USE_ONLY: no failure mode")
-        wanted = mode & ACL_STOP_ON_FAILURE
-        if target.failure_mode == wanted:
-            return
-        if target.failure_mode == ACL_STOP_ON_FAILURE:
-            raise AclError(
-                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                f"{target} is in ACL_STOP_ON_FAILURE mode, which a stream cannot leave (the mode is set once)",
-            )
-        if self.stream_contexts.get(target.handle) is not owner:
-            raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{target} is not a stream of this thread's {owner}")
-        target.failure_mode = wanted
-        for s in [*self.streams.values(), *self.default_streams.values()]:
-            if self.stream_contexts.get(s.handle) is owner:
-                s.stop_on_failure = True
+        streams.set_failure_mode(self.ctx, stream, mode)
 
     @acl_call
     def aclrtStreamAbort(self, stream: int | None) -> None:
         """Drops the queued tasks; the running one gives up if it waits; a synchronize waiting on it says so."""
-        self.own_stream(stream).abort()
+        self.ctx.own_stream(stream).abort()
 
     @acl_call
     def aclrtStreamStop(self, stream: int | None) -> None:
         """The running task gives up if it waits; the queued tasks stay and run."""
         require(bool(stream), "stream is NULL: aclrtStreamStop takes no default stream", ACL_ERROR_RT_PARAM_INVALID)
-        self.own_stream(stream).interrupt()
+        self.ctx.own_stream(stream).interrupt()
 
     def _create_stream(self, flags: int, priority: int = 0) -> int:
-        device = self.device()
-        self.check_handles()
-        device.streams.take(self.quota)
-        stream = Stream(self.machine.new_handle(), device, self.machine, flags, owner=self, priority=priority)
-        self.streams[stream.handle] = stream
-        self.stream_contexts[stream.handle] = self.acl_context()
+        device = self.ctx.device()
+        self.ctx.check_handles()
+        device.streams.take(self.ctx.quota)
+        stream = Stream(self.machine.new_handle(), device, self.machine, flags, owner=self.ctx, priority=priority)
+        self.ctx.streams[stream.handle] = stream
+        self.ctx.stream_contexts[stream.handle] = self.ctx.acl_context()
         return stream.handle

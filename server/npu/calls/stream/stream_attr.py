@@ -25,32 +25,31 @@ from __future__ import annotations
 from proto.constants import ACL_STREAM_CPU_SCHEDULE, aclrtStreamAttr
 from proto.enumtext import not_member
 from proto.errors import ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, AclError
-from server.npu.calls.stream.overflow import OverflowCalls
-from server.npu.calls.stream.stream import StreamCalls
-from server.npu.context import acl_call, require
+from server.npu.area import Area, acl_call, require
 from server.npu.core.stream import Stream
+from server.npu.process import streams
 
 A = aclrtStreamAttr
 LOW = 0xFFFFFFFF
 LEAST_PRIORITY = 7  # the runtime's RT_STREAM_LEAST_PRIORITY; 0 is the greatest
 
 
-class StreamAttributeCalls(StreamCalls, OverflowCalls):
+class StreamAttributeCalls(Area):
     @acl_call
     def aclrtSetStreamAttribute(self, stream: int | None, stm_attr_type: int, value: int) -> None:
         api = "aclrtSetStreamAttribute"
         if stream:
-            self.any_stream(stream)  # an unknown handle is refused first (capi's handle check)
+            self.ctx.any_stream(stream)  # an unknown handle is refused first (capi's handle check)
         low = value & LOW
         if stm_attr_type == A.ACL_STREAM_ATTR_FAILURE_MODE:
-            self.set_failure_mode(stream, value)
+            streams.set_failure_mode(self.ctx, stream, value)
         elif stm_attr_type == A.ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
-            self.set_overflow_switch(stream, low, api)
+            streams.set_overflow_switch(self.ctx, stream, low, api)
         elif stm_attr_type == A.ACL_STREAM_ATTR_USER_CUSTOM_TAG:
-            self.refuse_captured(stream, api)
-            self.own_stream(stream).tag = low
+            streams.refuse_captured(self.ctx, stream, api)
+            self.ctx.own_stream(stream).tag = low
         elif stm_attr_type == A.ACL_STREAM_ATTR_CACHE_OP_INFO:
-            target = self.any_stream(stream)
+            target = self.ctx.any_stream(stream)
             require(low in (0, 1), f"the cache op info switch must be 0 or 1, got {low}", ACL_ERROR_RT_PARAM_INVALID)
             target.cache_op_info = low
         elif stm_attr_type == A.ACL_STREAM_ATTR_PRIORITY:
@@ -63,15 +62,15 @@ class StreamAttributeCalls(StreamCalls, OverflowCalls):
     def aclrtGetStreamAttribute(self, stream: int | None, stm_attr_type: int) -> int:
         """The attribute's value (see the module's docstring for what each answers)."""
         if stream:
-            self.any_stream(stream)
+            self.ctx.any_stream(stream)
         if stm_attr_type == A.ACL_STREAM_ATTR_FAILURE_MODE:
-            return self.any_stream(stream).failure_mode
+            return self.ctx.any_stream(stream).failure_mode
         if stm_attr_type == A.ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
-            return int(self.own_stream(stream).overflow_switch)
+            return int(self.ctx.own_stream(stream).overflow_switch)
         if stm_attr_type == A.ACL_STREAM_ATTR_USER_CUSTOM_TAG:
-            return self.own_stream(stream).tag
+            return self.ctx.own_stream(stream).tag
         if stm_attr_type == A.ACL_STREAM_ATTR_CACHE_OP_INFO:
-            capture = self.capturing.get(self.any_stream(stream))
+            capture = self.ctx.capturing.get(self.ctx.any_stream(stream))
             return capture.origin.cache_op_info if capture is not None else 0
         if stm_attr_type == A.ACL_STREAM_ATTR_PRIORITY:
             return self._prioritized(stream, "queried").sq_priority
@@ -85,14 +84,14 @@ class StreamAttributeCalls(StreamCalls, OverflowCalls):
             "aclrtCtxGetCurrentDefaultStream's)",
             ACL_ERROR_RT_PARAM_INVALID,
         )
-        target = self.any_stream(stream)
+        target = self.ctx.any_stream(stream)
         if target.flags & ACL_STREAM_CPU_SCHEDULE:
             raise AclError(
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                 f"{target} was created with ACL_STREAM_CPU_SCHEDULE (it carries AI CPU tasks): its priority cannot "
                 f"be {verb}",
             )
-        self.acl_context()
+        self.ctx.acl_context()
         return target
 
 

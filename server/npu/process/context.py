@@ -13,18 +13,15 @@ current ACL context, which decides its device and what a NULL stream means.
 from __future__ import annotations
 
 import asyncio
-import functools
-import inspect
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from proto.constants import aclmdlRICaptureMode, aclrtFloatOverflowMode
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_REPEAT_FINALIZE,
     ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INVALID_HANDLE,
@@ -33,8 +30,8 @@ from proto.errors import (
     ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
     ACL_ERROR_RT_STREAM_CAPTURED,
     ACL_ERROR_RT_STREAM_CONTEXT,
-    ACL_ERROR_UNINITIALIZE,
     AclError,
+    require,
 )
 from server.npu.core.callbacks import Callbacks
 from server.npu.core.caller import caller_thread
@@ -63,49 +60,11 @@ if TYPE_CHECKING:
     from server.npu.memory.ipc import IpcMemory
     from server.npu.memory.quota import Quota
     from server.npu.model.cond import CondHandle
+    from server.npu.model.editing import ModelTasks, TaskRef
+    from server.npu.model.model import ModelLane
     from server.npu.tasks.kernel import CheckedLaunch
 
-P = ParamSpec("P")
-R = TypeVar("R")
 OVERFLOW_AREA = 512  # bytes of an ACL context's overflow status area (calls_overflow)
-
-
-def acl_call(fn: Callable[P, R]) -> Callable[P, R]:
-    """Mark an ACL entry point: it needs aclInit first, and errors raised inside it name it as their `api`."""
-    api = fn.__name__
-
-    def check(args: Any) -> None:
-        if api != "aclInit" and args[0].init_count == 0:
-            if api == "aclFinalize":
-                raise AclError(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize without a matching aclInit", api)
-            raise AclError(ACL_ERROR_UNINITIALIZE, "call aclInit before any other ACL call", api)
-
-    def named(error: AclError) -> AclError:
-        if not error.api:
-            error.api = api
-        return error
-
-    if inspect.iscoroutinefunction(fn):
-
-        @functools.wraps(fn)
-        async def run_async(*args: P.args, **kwargs: P.kwargs) -> Any:
-            check(args)
-            try:
-                return await fn(*args, **kwargs)
-            except AclError as error:
-                raise named(error) from None
-
-        return run_async  # type: ignore[return-value]
-
-    @functools.wraps(fn)
-    def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        check(args)
-        try:
-            return fn(*args, **kwargs)
-        except AclError as error:
-            raise named(error) from None
-
-    return run
 
 
 @dataclass(eq=False)
@@ -123,11 +82,6 @@ class AclContext:
     def __str__(self) -> str:
         kind = "primary context" if self.primary else "context"
         return f"{kind} {self.handle:#x} of device {self.device.index}"
-
-
-def require(condition: bool, message: str, code: int = ACL_ERROR_INVALID_PARAM) -> None:
-    if not condition:
-        raise AclError(code, message)
 
 
 class Context:
@@ -189,6 +143,12 @@ class Context:
         self.last_task_ids: dict[Hashable, int] = {}  # thread -> the id of the last task it queued
         self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
         self.releases: dict[int, asyncio.Lock] = {}  # device index -> held while a release of it frees (one at a time)
+        # aclmdlRI introspection and editing (calls.model.edit)
+        self.ri_tasks: dict[int, TaskRef] = {}  # aclmdlRITask handle -> its task
+        self.ri_models: dict[int, ModelTasks] = {}  # model handle -> its task handles
+        self.ri_lanes: dict[int, tuple[ModelRI, ModelLane]] = {}  # capture stream handle -> its model lane
+        self.func_handles: dict[str, int] = {}  # operator -> its aclrtFuncHandle
+        self.func_ops: dict[int, str] = {}
 
     def acl_context(self) -> AclContext:
         """The calling thread's current ACL context."""
@@ -340,6 +300,15 @@ class Context:
         if event.ipc_handle is not None:
             self.machine.ipc.events.pop(event.ipc_handle, None)
 
+    def notify(self, handle: int | None) -> Notify:
+        """The notify `handle` of this process (107000 for any other handle, as the runtime's notify calls)."""
+        require(bool(handle), "notify is NULL")
+        assert handle is not None
+        found = self.notifies.get(handle)
+        if found is None:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a notify of this process")
+        return found
+
     def drop_notify(self, handle: int) -> None:
         """Forget notify `handle`; an exported one of ours stops being importable."""
         notify = self.notifies.pop(handle)
@@ -462,6 +431,18 @@ class Context:
         if self.models.pop(model.handle, None) is not None or self.sub_models.pop(model.handle, None) is not None:
             model.device.models.give(self.quota)
             self.bury(model.handle, "model")
+        tasks = self.ri_models.pop(model.handle, None)  # the argument blocks of its edited tasks go with it
+        for ref in tasks.refs() if tasks is not None else ():
+            self.free_args_block(ref)
+
+    def free_args_block(self, ref: TaskRef) -> None:
+        """The device argument block of an edited kernel task goes (with its model, or when it grows)."""
+        ptr, capacity = ref.args_block
+        device = self.allocations.pop(ptr, None) if ptr else None
+        if device is not None:
+            device.arena.free(ptr)
+            self.memory_used -= capacity
+        ref.args_block = (0, 0)
 
     def unbind(self, stream: Stream) -> None:
         """`stream` leaves its Build model's lanes (with its persisted tasks) and is an ordinary stream again."""
