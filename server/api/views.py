@@ -61,7 +61,7 @@ def install(app: FastAPI) -> None:
             {
                 "id": c.id,
                 "sessions": len(c.sessions),
-                "memory": c.runtime.ctx.memory_used,  # device + pinned bytes it holds, all devices together
+                "memory": c.runtime.ctx.memory.used,  # device + pinned bytes it holds, all devices together
                 "age": round(time.monotonic() - c.opened, 1),  # seconds since it was made
                 "streams": [
                     {

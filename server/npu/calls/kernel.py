@@ -22,10 +22,10 @@ from proto.errors import (
     AclError,
 )
 from server.npu.area import Area, acl_call, require
-from server.npu.calls.model.edit import _launch_attrs
 from server.npu.kernels.binary import Binary, Function
 from server.npu.kernels.registry import HOW_TO_REGISTER, Kernel, lookup
 from server.npu.kernels.task import CustomKernelTask, Value
+from server.npu.tasks.launch_attrs import launch_attrs
 
 SLOT = 8  # every argument of a non-CPU kernel starts at an 8-byte boundary (proto.kernelargs)
 MAX_BLOCKS = 65535  # numBlocks of one launch (the runtime's limit for AI Core launches)
@@ -65,8 +65,8 @@ class KernelCalls(Area):
         del self.ctx.binaries[binary.handle]
         for handle in [h for h, f in self.ctx.functions.items() if f.binary is binary]:
             del self.ctx.functions[handle]
-            self.ctx.bury(handle, "function of a loaded binary")
-        self.ctx.bury(binary.handle, "loaded binary")
+            self.ctx.handles.bury(handle, "function of a loaded binary")
+        self.ctx.handles.bury(binary.handle, "loaded binary")
 
     @acl_call
     def aclrtLaunchKernel(
@@ -93,7 +93,7 @@ class KernelCalls(Area):
         require(not reserve, "reserve is a reserved parameter and must be NULL", ACL_ERROR_INVALID_PARAM)
         assert args_handle is not None
         function = self._func(func_handle)
-        _launch_attrs(cfg)  # the attributes' checks; none changes what a numpy kernel does
+        launch_attrs(cfg)  # the attributes' checks; none changes what a numpy kernel does
         api = "aclrtLaunchKernelWithConfig"
         self._launch_custom(api, function.name, num_blocks, stream, args_handle["data"], args_handle["placeholders"])
 
@@ -150,11 +150,11 @@ class KernelCalls(Area):
             if arg.pointer and value:
                 assert isinstance(value, int)
                 owner = self.machine.owner(value)
-                if self.machine.device_of(value) is None or not self.ctx.owns(owner):
+                if self.machine.device_of(value) is None or not self.ctx.memory.owns(owner):
                     raise AclError(
                         ACL_ERROR_RT_PARAM_INVALID,
                         f"argument #{index} of kernel {kernel.name} ({value:#x}) is not device memory of this "
-                        f"process: {self.ctx.explain(value)}",
+                        f"process: {self.ctx.memory.explain(value)}",
                     )
                 pins.append((value, owner))
             values.append(None if arg.pointer and not value else value)
@@ -165,7 +165,7 @@ class KernelCalls(Area):
         assert handle is not None
         found = self.ctx.binaries.get(handle)
         if found is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"binHandle: {self.ctx.not_a('loaded binary', handle)}")
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"binHandle: {self.ctx.handles.not_a('loaded binary', handle)}")
         return found
 
     def _func(self, handle: int | None) -> Function:
@@ -173,6 +173,6 @@ class KernelCalls(Area):
         assert handle is not None
         found = self.ctx.functions.get(handle)
         if found is None:
-            why = self.ctx.not_a("function of a loaded binary", handle)
+            why = self.ctx.handles.not_a("function of a loaded binary", handle)
             raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"funcHandle: {why} (aclrtBinaryGetFunction gives one)")
         return found

@@ -50,7 +50,7 @@ class Stream:
         self.ident = next(device.stream_ids)  # aclrtStreamGetId
         self.stop_on_failure = False  # skip tasks after a failure: STOP was set on a stream of its ACL context
         self.failure_mode = 0  # the failure mode set on this stream itself (aclrtSetStreamFailureMode, bit 0)
-        # aclrtSetStreamAttribute (calls_stream_attr): recorded; vnpu detects no overflow and caches no op info
+        # aclrtSetStreamAttribute (calls.stream.stream_attr): recorded; vnpu detects no overflow and caches no op info
         self.overflow_switch = False  # ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, aclrtSetStreamOverflowSwitch
         self.tag = 0xFFFFFFFF  # ACL_STREAM_ATTR_USER_CUSTOM_TAG: none yet
         self.cache_op_info = 0  # ACL_STREAM_ATTR_CACHE_OP_INFO as set on this stream

@@ -20,7 +20,8 @@ from proto.errors import (
     AclError,
 )
 from server.npu.kernels.task import AnyKernel
-from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelLane, ModelRI, TaskGroup
+from server.npu.model.groups import GroupTask, TaskGroup
+from server.npu.model.model import CaptureRecord, CaptureWait, ModelLane, ModelRI
 from server.npu.model.state import ModelStatus
 
 if TYPE_CHECKING:

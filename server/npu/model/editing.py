@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, cast
 from proto.aclnn import aclScalar
 from proto.constants import aclmdlRITaskType
 from server.npu.kernels.task import AnyKernel, CustomKernelTask
-from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelLane, ModelRI, TaskGroup
+from server.npu.model.groups import GroupTask, TaskGroup
+from server.npu.model.model import CaptureRecord, CaptureWait, ModelLane, ModelRI
 from server.npu.tasks.event import RecordTask, ResetTask, WaitTask
 from server.npu.tasks.kernel import KernelTask
 from server.npu.tasks.value import ValueWaitTask, ValueWriteTask

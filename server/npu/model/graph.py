@@ -23,8 +23,9 @@ from html import escape
 from server.npu.core.lane import Task
 from server.npu.model.build import ActiveStreamTask, SwitchStreamTask
 from server.npu.model.cond import CondTask
+from server.npu.model.groups import GroupTask
 from server.npu.model.labels import LabelSetTask, SwitchLabelTask
-from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelRI
+from server.npu.model.model import CaptureRecord, CaptureWait, ModelRI
 from server.npu.tasks.event import WaitTask
 
 EDITED_FILL = "#f3e3ff"

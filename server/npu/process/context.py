@@ -1,4 +1,4 @@
-"""The state of one daemon context, and the `acl_call` decorator that every ACL entry point wears.
+"""The state of one daemon context: what one process holds, in tables grouped by domain.
 
 A Context (a daemon context) is what one process sees of the CANN runtime: its aclInit count, the devices it set
 (refcounted), its ACL contexts, each thread's current ACL context, and the handles it created. Handles are ints,
@@ -25,7 +25,6 @@ from proto.errors import (
     ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_MEMORY_ALLOCATION,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
     ACL_ERROR_RT_STREAM_CAPTURED,
@@ -44,27 +43,23 @@ from server.npu.device import Device
 from server.npu.kernels.binary import Binary, Function
 from server.npu.kernels.task import Printed
 from server.npu.machine import Machine
-from server.npu.memory.arena import Allocation, MemoryFault
-from server.npu.memory.hostmem import HostBuffer
-from server.npu.memory.vmem import Mapping, PhysicalMemory, Reservation, Window
 from server.npu.model import capture_modes
 from server.npu.model.build import BuildLane, BuildModel
 from server.npu.model.capture import Capture
+from server.npu.model.groups import TaskGroup, Update
 from server.npu.model.labels import Label, LabelIds, LabelList
-from server.npu.model.model import ModelRI, TaskGroup, Update
-from server.npu.model.state import ModelKind
+from server.npu.model.model import ModelRI
+from server.npu.process.handles import Handles, HandleTable
+from server.npu.process.memory_tables import MemoryTables
+from server.npu.tasks.overflow import OVERFLOW_AREA
 from server.npu.tdt import Channel
 
 if TYPE_CHECKING:
-    from server.npu.memory.hostreg import Registration
-    from server.npu.memory.ipc import IpcMemory
     from server.npu.memory.quota import Quota
     from server.npu.model.cond import CondHandle
     from server.npu.model.editing import ModelTasks, TaskRef
     from server.npu.model.model import ModelLane
     from server.npu.tasks.kernel import CheckedLaunch
-
-OVERFLOW_AREA = 512  # bytes of an ACL context's overflow status area (calls_overflow)
 
 
 @dataclass(eq=False)
@@ -92,63 +87,57 @@ class Context:
         quota: Quota | None = None,
     ) -> None:  # fmt: skip
         self.machine = machine
-        self.memory_quota = memory_quota  # bytes of device + pinned host memory this context may hold
         self.max_handles = max_handles  # streams, events, models and task groups this context may hold
         self.quota = quota  # its tenant's, shared by the tenant's contexts (None: one tenant, no quota)
-        self._memory_used = 0
         self.init_count = 0
-        self.acl_contexts: dict[int, AclContext] = {}  # handle -> every live ACL context, primary or created
+        self.handles = Handles()  # one table per kind of handle (`process.handles`), and the dead ones
+        table = self.handles.table
+        self.memory = MemoryTables(machine, memory_quota, quota)  # what memory the process holds, and its charge
+        # ACL contexts (`AclContext`) and streams
+        self.acl_contexts: HandleTable[AclContext] = table("ACL context")  # every live one, primary or created
         self.primaries: dict[int, AclContext] = {}  # device index -> its primary ACL context
         self.current: dict[Hashable, AclContext] = {}  # thread -> its current ACL context
-        self.default_streams: dict[int, Stream] = {}  # handle -> the default stream of an ACL context
-        self.streams: dict[int, Stream] = {}  # handle -> a stream the program created
+        self.default_streams: HandleTable[Stream] = table("stream")  # the default stream of an ACL context
+        self.streams: HandleTable[Stream] = table("stream")  # the streams the program created
         self.stream_contexts: dict[int, AclContext] = {}  # stream handle (default or created) -> its ACL context
-        self.events: dict[int, Event] = {}
-        self.notifies: dict[int, Notify] = {}
-        self.channels: dict[int, Channel] = {}  # handle -> a TDT channel this context opened (calls_tdt)
-        self.opened_events: set[int] = set()  # IPC events of other contexts opened here (not ours to destroy)
-        self.imported_notifies: set[int] = set()  # the same for notifies (aclrtNotifyImportByKey)
         self.callbacks = Callbacks()  # subscriptions of streams to the threads that run their callbacks
-        self.allocations: dict[int, Device] = {}  # device pointer -> its device
-        self.checked_launches: dict[tuple[object, ...], CheckedLaunch] = {}  # aclnn launches checked (calls_aclnn)
-        self.host_buffers: set[int] = set()
-        self.ipc_exports: dict[str, IpcMemory] = {}  # aclrtIpcMemGetExportKey's keys of this context's memory
-        self.ipc_imports: dict[str, tuple[IpcMemory, Window]] = {}  # imported IPC keys -> their window here
-        self.physicals: dict[int, PhysicalMemory] = {}  # aclrtDrvMemHandle -> physical memory (made or imported)
-        self.owned_physicals: set[int] = set()  # the handles this context allocated (aclrtMallocPhysical)
-        self.reservations: dict[int, Reservation] = {}  # virtual address -> aclrtReserveMemAddress's range
-        self.windows: dict[int, Window] = {}  # device address -> a host registration's window, managed memory
-        self.registrations: dict[int, Registration] = {}  # host pointer -> aclrtHostRegisterV2's registration
-        self.freed: dict[int, tuple[int, str]] = {}  # pointers freed lately -> (size, by what call), to explain use
-        self.peer_access: set[tuple[int, int]] = set()  # (device, peer it may access): aclrtDeviceEnablePeerAccess
-        self.res_limits: dict[tuple[int, int], int] = {}  # (device, aclrtDevResLimitType) -> cores allowed
-        self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
-        self.models: dict[int, ModelRI] = {}
-        self.sub_models: dict[int, ModelRI] = {}  # branches of condition tasks: not user models (server.npu.model.cond)
-        self.cond_handles: dict[int, CondHandle[ModelRI]] = {}
-        self.cond_words: dict[int, CondHandle[ModelRI]] = {}  # device word -> its cond handle (memory the runtime owns)
-        self.gone: dict[int, str] = {}  # handles this context destroyed lately -> what they were (bounded)
-        self.groups: dict[int, TaskGroup] = {}
-        self.binaries: dict[int, Binary] = {}  # aclrtBinHandle -> a loaded kernel binary (server.npu.calls.kernel)
-        self.marker_ranges: dict[int, OpenRange] = {}  # range id -> a range marker not ended (server.npu.core.markers)
-        self.functions: dict[int, Function] = {}  # aclrtFuncHandle -> a kernel of one of them
-        self.printed = Printed()  # kernel printf not yet collected by the process (vnpuTakePrinted)
+        self.last_task_ids: dict[Hashable, int] = {}  # thread -> the id of the last task it queued
+        # events, notifies, TDT channels (IPC ones opened from other processes are not ours to destroy)
+        self.events: HandleTable[Event] = table("event")
+        self.notifies: HandleTable[Notify] = table("notify")
+        self.channels: HandleTable[Channel] = table("TDT channel")  # a channel this context opened (calls.tdt)
+        self.opened_events: set[int] = set()  # IPC events of other contexts opened here
+        self.imported_notifies: set[int] = set()  # the same for notifies (aclrtNotifyImportByKey)
+        # models: captured or built, their sub-models, task groups, cond handles, labels; capture and update state
+        self.models: HandleTable[ModelRI] = table("model")
+        self.sub_models: HandleTable[ModelRI] = table("model")  # branches of condition tasks (server.npu.model.cond)
+        self.groups: HandleTable[TaskGroup] = table("task group")
+        self.cond_handles: HandleTable[CondHandle[ModelRI]] = table("cond handle")
+        self.labels: HandleTable[Label] = table("label")  # aclrtLabel -> its label (server.npu.model.labels)
+        self.label_ids = LabelIds()
+        self.label_lists: dict[int, LabelList] = {}  # device address -> the label list made there
         self.capturing: dict[Stream, Capture] = {}  # every stream of every active capture
         self.updating: dict[Stream, Update] = {}  # streams between TaskUpdateBegin and End
         self.bound: dict[Stream, BuildLane] = {}  # persistent streams bound to a Build model (aclmdlRIBindStream)
-        self.labels: dict[int, Label] = {}  # aclrtLabel handle -> its label (server.npu.model.labels)
-        self.label_ids = LabelIds()
-        self.label_lists: dict[int, LabelList] = {}  # device address -> the label list made there
         self.exchange_modes: dict[Hashable, aclmdlRICaptureMode] = {}
-        self.last_task_ids: dict[Hashable, int] = {}  # thread -> the id of the last task it queued
-        self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
-        self.releases: dict[int, asyncio.Lock] = {}  # device index -> held while a release of it frees (one at a time)
         # aclmdlRI introspection and editing (calls.model.edit)
         self.ri_tasks: dict[int, TaskRef] = {}  # aclmdlRITask handle -> its task
         self.ri_models: dict[int, ModelTasks] = {}  # model handle -> its task handles
         self.ri_lanes: dict[int, tuple[ModelRI, ModelLane]] = {}  # capture stream handle -> its model lane
         self.func_handles: dict[str, int] = {}  # operator -> its aclrtFuncHandle
         self.func_ops: dict[int, str] = {}
+        # kernels: loaded binaries and their functions, aclnn launches checked, printf not yet collected
+        self.binaries: HandleTable[Binary] = table("loaded binary")  # aclrtBinHandle (server.npu.calls.kernel)
+        self.functions: HandleTable[Function] = table("function of a loaded binary")  # aclrtFuncHandle
+        self.checked_launches: dict[tuple[object, ...], CheckedLaunch] = {}  # aclnn launches checked (launch)
+        self.printed = Printed()  # kernel printf not yet collected by the process (vnpuTakePrinted)
+        self.marker_ranges: dict[int, OpenRange] = {}  # range id -> a range marker not ended (core.markers)
+        # device settings of the process
+        self.peer_access: set[tuple[int, int]] = set()  # (device, peer it may access): aclrtDeviceEnablePeerAccess
+        self.res_limits: dict[tuple[int, int], int] = {}  # (device, aclrtDevResLimitType) -> cores allowed
+        self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
+        self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
+        self.releases: dict[int, asyncio.Lock] = {}  # device index -> held while a release of it frees (one at a time)
 
     def acl_context(self) -> AclContext:
         """The calling thread's current ACL context."""
@@ -174,7 +163,7 @@ class Context:
             return current.default_stream
         stream = self.streams.get(handle) or self.default_streams.get(handle)
         if stream is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("stream", handle))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.handles.not_a("stream", handle))
         if stream.device is not device:
             raise AclError(
                 ACL_ERROR_RT_STREAM_CONTEXT,
@@ -189,7 +178,7 @@ class Context:
             return self.acl_context().default_stream
         stream = self.streams.get(handle) or self.default_streams.get(handle)
         if stream is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("stream", handle))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.handles.not_a("stream", handle))
         return stream
 
     def own_stream(self, handle: int | None) -> Stream:
@@ -198,29 +187,6 @@ class Context:
         if self.stream_contexts.get(target.handle) is not current:
             raise AclError(ACL_ERROR_RT_STREAM_CONTEXT, f"{target} is not a stream of this thread's {current}")
         return target
-
-    @property
-    def memory_used(self) -> int:
-        """Bytes of device + pinned host memory the context holds; its tenant's count moves with it."""
-        return self._memory_used
-
-    @memory_used.setter
-    def memory_used(self, value: int) -> None:
-        if self.quota is not None:
-            self.quota.give("memory", self._memory_used - value)
-        self._memory_used = value
-
-    def charge_memory(self, size: int) -> None:
-        """Account `size` more bytes to the context, refusing to pass its quota or its tenant's."""
-        if self.memory_quota is not None and self.memory_used + size > self.memory_quota:
-            raise AclError(
-                ACL_ERROR_RT_MEMORY_ALLOCATION,
-                f"this context's memory quota is {self.memory_quota} bytes and {self.memory_used} are in use: "
-                f"{size} more do not fit",
-            )
-        if self.quota is not None:
-            self.quota.check("memory", size)
-        self.memory_used += size
 
     def check_handles(self) -> None:
         """Refuse a new handle when the context holds its maximum."""
@@ -249,7 +215,7 @@ class Context:
         require(bool(handle), "modelRI is NULL", null_code)
         model = self.models.get(handle or 0) or self.sub_models.get(handle or 0)
         if model is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("model", handle or 0))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.handles.not_a("model", handle or 0))
         return model
 
     def root_model(
@@ -258,39 +224,15 @@ class Context:
     ) -> ModelRI:  # fmt: skip
         """`model`, for the calls that refuse a sub-model with `code` (modelri spec G6: 207000)."""
         model = self.model(handle, null_code)
-        if model.kind is ModelKind.SUB:
-            raise AclError(
-                code,
-                f"{model} is a branch of a condition task (aclmdlRIAddCondTask) of {model.parent}: {api} does not "
-                "accept a sub-model; it lives and runs with its parent, so pass the root model",
-            )
+        model.refuse_sub(api, code)
         return model
 
-    def not_a(self, what: str, handle: int) -> str:
-        """Why `handle` is not a live `what` of this context."""
-        article = "an" if what[0] in "aeiou" else "a"
-        if self.gone.get(handle) == what:
-            return f"{handle:#x} is {article} {what} that was destroyed"
-        return f"{handle:#x} is not {article} {what} of this context"
-
-    def bury(self, handle: int, what: str) -> None:
-        """Remember that `handle`, a `what`, was destroyed (to say so when it is used again)."""
-        if len(self.gone) >= 4096:
-            self.gone.pop(next(iter(self.gone)))
-        self.gone[handle] = what
-
     def event(self, handle: int | None) -> Event:
-        require(bool(handle), "event is NULL")
-        assert handle is not None
-        event = self.events.get(handle)
-        if event is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.not_a("event", handle))
-        return event
+        return self.events.live(handle)
 
     def drop_event(self, handle: int) -> None:
         """Forget event `handle`; the context that created it also destroys it (an opened IPC event stays)."""
-        event = self.events.pop(handle)
-        self.bury(handle, "event")
+        event = self.events.drop(handle)
         if handle in self.opened_events:
             self.opened_events.discard(handle)
             return
@@ -316,58 +258,6 @@ class Context:
             self.imported_notifies.discard(handle)
         elif notify.ipc_key is not None:
             self.machine.ipc.notifies.pop(notify.ipc_key, None)
-
-    def owns(self, owner: object) -> bool:
-        """Whether this context may touch the memory object `owner` (what `Machine.owner` gives)."""
-        if isinstance(owner, Allocation):
-            return owner.ptr in self.allocations or owner.ptr in self.cond_words
-        if isinstance(owner, HostBuffer):
-            return owner.ptr in self.host_buffers
-        if isinstance(owner, Mapping):
-            return self.reservations.get(owner.reservation.va) is owner.reservation
-        if isinstance(owner, Window):
-            return self.windows.get(owner.va) is owner
-        return False
-
-    def device_range(self, name: str, ptr: int, count: int) -> None:
-        """[ptr, ptr + count) is device memory of this context (107000 otherwise)."""
-        owner = self.machine.owner(ptr)
-        if self.machine.device_of(ptr) is None or not self.owns(owner):
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{name} must be device memory: {self.explain(ptr)}")
-        try:
-            self.machine.region(ptr, count)
-        except MemoryFault as fault:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{name}: {fault}") from None
-
-    def region(self, ptr: int, nbytes: int) -> np.ndarray:
-        """A view of [ptr, ptr + nbytes) in memory this context allocated, mapped or imported (device or pinned
-        host); MemoryFault otherwise. Another context's memory is treated exactly like memory never allocated."""
-        if not self.owns(self.machine.owner(ptr)):
-            raise MemoryFault(self.explain(ptr))
-        return self.machine.region(ptr, nbytes)
-
-    def explain(self, ptr: int) -> str:
-        """Why `ptr` is not usable, from what this context alone knows."""
-        for start, (size, by) in self.freed.items():
-            if start <= ptr < start + max(size, 1):
-                return f"{ptr:#x} lies in the {size}-byte block at {start:#x}, which was freed by {by}"
-        device = self.machine.device_of(ptr)
-        if device is not None and ptr in device.virtual:
-            found = device.virtual.find_range(ptr)
-            if isinstance(found, Reservation) and self.reservations.get(found.va) is found:
-                return f"{ptr:#x} lies in {found} but no physical memory is mapped there (aclrtMapMem)"
-            return device.virtual.explain(ptr)
-        return f"{ptr:#x} is not in memory allocated by this context (aclrtMalloc or aclrtMallocHost)"
-
-    def forget(self, ptr: int, size: int, by: str) -> None:
-        """Remember that the call `by` freed [ptr, ptr + size) of this context, to explain a later use (bounded)."""
-        if len(self.freed) >= 4096:
-            self.freed.pop(next(iter(self.freed)))
-        self.freed[ptr] = (size, by)
-
-    def pins(self, *ptrs: int) -> tuple[tuple[int, object], ...]:
-        """What the pointers point into now, for a task to check when it runs (see `tasks`)."""
-        return tuple((ptr, self.machine.owner(ptr)) for ptr in ptrs)
 
     def issue(self, stream: Stream, task: Task) -> None:
         """The one place where issued work enters the device: a stream in a task update collects it, a
@@ -418,9 +308,10 @@ class Context:
             self.drop_model(child)
         for cond in model.conds:
             self.cond_handles.pop(cond.handle, None)
-            if self.cond_words.pop(cond.ptr, None) is not None:
+            if cond.ptr in self.memory.words:
+                self.memory.words.discard(cond.ptr)
                 model.device.arena.free(cond.ptr)
-            self.bury(cond.handle, "cond handle")
+            self.handles.bury(cond.handle, "cond handle")
         model.release()
         if isinstance(model, BuildModel):
             for lane in list(model.lanes):
@@ -430,7 +321,7 @@ class Context:
             self.groups.pop(handle, None)
         if self.models.pop(model.handle, None) is not None or self.sub_models.pop(model.handle, None) is not None:
             model.device.models.give(self.quota)
-            self.bury(model.handle, "model")
+            self.handles.bury(model.handle, "model")
         tasks = self.ri_models.pop(model.handle, None)  # the argument blocks of its edited tasks go with it
         for ref in tasks.refs() if tasks is not None else ():
             self.free_args_block(ref)
@@ -438,10 +329,10 @@ class Context:
     def free_args_block(self, ref: TaskRef) -> None:
         """The device argument block of an edited kernel task goes (with its model, or when it grows)."""
         ptr, capacity = ref.args_block
-        device = self.allocations.pop(ptr, None) if ptr else None
+        device = self.memory.allocations.pop(ptr, None) if ptr else None
         if device is not None:
             device.arena.free(ptr)
-            self.memory_used -= capacity
+            self.memory.used -= capacity
         ref.args_block = (0, 0)
 
     def unbind(self, stream: Stream) -> None:

@@ -33,17 +33,17 @@ def new_acl_context(ctx: Context, device: Device, primary: bool) -> AclContext:
 
 async def release_all(ctx: Context) -> None:
     """Free everything the context holds (at the last aclFinalize, or when its client is gone)."""
-    held = {c.device.index for c in ctx.acl_contexts.values()} | {d.index for d in ctx.allocations.values()}
+    held = {c.device.index for c in ctx.acl_contexts.values()} | {d.index for d in ctx.memory.allocations.values()}
     releasing = {index for index, lock in ctx.releases.items() if lock.locked()}
     for index in sorted(held | releasing):  # a release in progress (a reset) is waited for
         await release_device(ctx, index, "aclFinalize")
     release_ipc_memory(ctx)
-    for ptr in list(ctx.host_buffers):
+    for ptr in list(ctx.memory.host_buffers):
         buffer = ctx.machine.host.find(ptr)
         assert buffer is not None
         unregister_buffer(ctx, buffer)
-        ctx.memory_used -= ctx.machine.host.free(ptr).size
-    ctx.host_buffers.clear()
+        ctx.memory.used -= ctx.machine.host.free(ptr).size
+    ctx.memory.host_buffers.clear()
     for handle in list(ctx.notifies):
         ctx.drop_notify(handle)
     release_tdt(ctx)
@@ -77,7 +77,7 @@ def forget_streams(ctx: Context, streams: list[Stream]) -> None:
         ctx.streams.pop(stream.handle, None)
         ctx.default_streams.pop(stream.handle, None)
         ctx.stream_contexts.pop(stream.handle, None)
-        ctx.bury(stream.handle, "stream")
+        ctx.handles.bury(stream.handle, "stream")
 
 
 async def release_device(ctx: Context, index: int, by: str) -> None:
@@ -99,17 +99,20 @@ def detach(ctx: Context, index: int, by: str) -> Held:
         ctx.drop_model(model)
     streams = streams_of(ctx, device)
     forget_streams(ctx, streams)
-    allocations = [ptr for ptr, owner in ctx.allocations.items() if owner is device]
+    allocations = [ptr for ptr, owner in ctx.memory.allocations.items() if owner is device]
     for ptr in allocations:
-        del ctx.allocations[ptr]
+        del ctx.memory.allocations[ptr]
         block = device.arena.find(ptr)
-        ctx.forget(ptr, block.size if block is not None else 0, by)
+        ctx.memory.forget(ptr, block.size if block is not None else 0, by)
     ctx.primaries.pop(index, None)
     ctx.res_limits = {k: v for k, v in ctx.res_limits.items() if k[0] != index}
-    ctx.acl_contexts = {h: c for h, c in ctx.acl_contexts.items() if c.device is not device}
+    for handle in [h for h, c in ctx.acl_contexts.items() if c.device is device]:
+        del ctx.acl_contexts[handle]
     ctx.current = {t: c for t, c in ctx.current.items() if c.device is not device}
     events = {h: e for h, e in ctx.events.items() if e.device is device}
-    existed = frozenset([*ctx.reservations, *ctx.physicals, *ctx.registrations, *ctx.windows])
+    existed = frozenset(
+        [*ctx.memory.reservations, *ctx.memory.physicals, *ctx.memory.registrations, *ctx.memory.windows]
+    )
     return Held(device, streams, models, events, allocations, existed)
 
 
@@ -123,7 +126,7 @@ async def free(ctx: Context, held: Held) -> None:
             ctx.drop_event(handle)
     for ptr in held.allocations:
         close_exports(ctx, ptr)
-        ctx.memory_used -= held.device.arena.free(ptr).size
+        ctx.memory.used -= held.device.arena.free(ptr).size
     release_virtual(ctx, held.device.index, held.existed)
     release_host_mappings(ctx, held.device.index, held.existed)
 

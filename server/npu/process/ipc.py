@@ -11,7 +11,7 @@ from server.npu.process.context import Context
 
 
 def close_import(ctx: Context, export: IpcMemory, window: Window) -> None:
-    ctx.windows.pop(window.va, None)
+    ctx.memory.windows.pop(window.va, None)
     export.windows = [(s, w) for s, w in export.windows if w is not window]
     device = ctx.machine.device_of(window.va)
     assert device is not None
@@ -20,17 +20,17 @@ def close_import(ctx: Context, export: IpcMemory, window: Window) -> None:
 
 def close_exports(ctx: Context, ptr: int) -> None:
     """The allocation at `ptr` is being freed: its keys close, and every window onto it in any process."""
-    for key, export in list(ctx.ipc_exports.items()):
+    for key, export in list(ctx.memory.ipc_exports.items()):
         if export.block.ptr == ptr:
-            del ctx.ipc_exports[key]
+            del ctx.memory.ipc_exports[key]
             export.close(ctx.machine.ipc.memory)
 
 
 def release_ipc_memory(ctx: Context) -> None:
     """A context's teardown: the windows it imported close; its exports go with its memory (`close_exports`)."""
-    for export, window in list(ctx.ipc_imports.values()):
+    for export, window in list(ctx.memory.ipc_imports.values()):
         close_import(ctx, export, window)
-    ctx.ipc_imports.clear()
+    ctx.memory.ipc_imports.clear()
 
 
 def check_importer(what: str, validating: bool, pids: set[int], lister: str, disable: str) -> None:

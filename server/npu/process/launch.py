@@ -106,7 +106,7 @@ def allocated(ctx: Context, device: Device, ptr: int, nbytes: int) -> bool:
     if ptr not in device.arena:
         return False
     block = device.arena.find(ptr)
-    return block is not None and block.ptr in ctx.allocations and ptr + nbytes <= block.end
+    return block is not None and block.ptr in ctx.memory.allocations and ptr + nbytes <= block.end
 
 
 def check_memory(ctx: Context, device: Device, name: str, ptr: int, nbytes: int) -> None:
@@ -115,7 +115,7 @@ def check_memory(ctx: Context, device: Device, name: str, ptr: int, nbytes: int)
     try:
         if ptr not in device:
             raise MemoryFault(f"{ptr:#x} is not device memory of device {device.index}")
-        ctx.region(ptr, nbytes)
+        ctx.memory.region(ptr, nbytes)
     except MemoryFault as fault:
         raise AclError(
             ACLNN_ERR_PARAM_INVALID, f"{name} is not inside live memory of device {device.index}: {fault}"

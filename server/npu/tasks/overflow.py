@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from server.npu.process.context import OVERFLOW_AREA
 from server.npu.tasks.pins import Pins, check_pins
 
 if TYPE_CHECKING:
     from server.npu.core.lane import Lane
 
 
+OVERFLOW_AREA = 512  # bytes of an ACL context's overflow status area (the runtime's OVERFLOW_ADDR_MAX_SIZE)
 OVERFLOW_OUTPUT = 64  # bytes of status aclrtGetOverflowStatus copies (the runtime's OVERFLOW_OUTPUT_SIZE)
 
 

@@ -47,7 +47,7 @@ class HostRegistrationCalls(Area):
         )
         require(bool(flag & VALID_FLAGS) and not flag & ~VALID_FLAGS, why, ACL_ERROR_RT_PARAM_INVALID)
         device = self.ctx.device()
-        clash = next((r for r in self.ctx.registrations.values() if r.ptr < ptr + size and ptr < r.end), None)
+        clash = next((r for r in self.ctx.memory.registrations.values() if r.ptr < ptr + size and ptr < r.end), None)
         if clash is not None:
             raise AclError(
                 ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
@@ -56,7 +56,7 @@ class HostRegistrationCalls(Area):
         window = None
         if flag & ACL_HOST_REG_MAPPED:
             buffer = self.machine.host.find(ptr)
-            if buffer is None or buffer.ptr not in self.ctx.host_buffers:
+            if buffer is None or buffer.ptr not in self.ctx.memory.host_buffers:
                 raise AclError(
                     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                     f"{ptr:#x} is not aclrtMallocHost memory: vnpu maps only that to the device (the daemon cannot "
@@ -69,17 +69,17 @@ class HostRegistrationCalls(Area):
             window = self._open(
                 device.virtual, buffer.array[start : start + size], f"registered host memory at {ptr:#x}"
             )
-            self.ctx.windows[window.va] = window
-        self.ctx.registrations[ptr] = Registration(ptr, size, flag, device.index, window)
+            self.ctx.memory.windows[window.va] = window
+        self.ctx.memory.registrations[ptr] = Registration(ptr, size, flag, device.index, window)
 
     @acl_call
     def aclrtHostGetDevicePointer(self, p_host: int | None, flag: int) -> int:
         require(bool(p_host), "pHost is NULL")
         require(flag == 0, f"flag is reserved and must be 0, got {flag}")
         assert p_host is not None
-        registration = self.ctx.registrations.get(p_host)
+        registration = self.ctx.memory.registrations.get(p_host)
         if registration is None or registration.window is None:
-            inside = next((r for r in self.ctx.registrations.values() if r.ptr <= p_host < r.end), None)
+            inside = next((r for r in self.ctx.memory.registrations.values() if r.ptr <= p_host < r.end), None)
             why = (
                 f"it lies inside the registration at {inside.ptr:#x}; pass its start"
                 if inside
@@ -92,7 +92,7 @@ class HostRegistrationCalls(Area):
     def aclrtHostUnregister(self, ptr: int | None) -> None:
         require(bool(ptr), "ptr is NULL")
         assert ptr is not None
-        if ptr not in self.ctx.registrations:
+        if ptr not in self.ctx.memory.registrations:
             raise AclError(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, f"{ptr:#x} is not the start of a registered range")
         unregister(self.ctx, ptr)
 
@@ -107,19 +107,19 @@ class HostRegistrationCalls(Area):
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 f"cannot allocate {size} bytes of managed memory: the shared memory (/dev/shm) has {available} free",
             )
-        self.ctx.charge_memory(size)
+        self.ctx.memory.charge(size)
         try:
             buffer = self.machine.host.malloc(size)
         except (OSError, OverflowError) as error:
-            self.ctx.memory_used -= size
+            self.ctx.memory.used -= size
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes: {error}") from None
         try:
             window = self._open(device.virtual, buffer.array, "managed memory", buffer)
         except AclError:
             self.machine.host.free(buffer.ptr)
-            self.ctx.memory_used -= size
+            self.ctx.memory.used -= size
             raise
-        self.ctx.windows[window.va] = window
+        self.ctx.memory.windows[window.va] = window
         return window.va
 
     @staticmethod

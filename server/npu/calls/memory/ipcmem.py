@@ -38,18 +38,21 @@ class IpcMemoryCalls(Area):
         why = f"flags {flags:#x} is neither ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT nor ..._DISABLE_PID_VALIDATION"
         require(flags <= ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION, why, bad)
         owner = self.machine.owner(dev_ptr)
-        if not (isinstance(owner, Allocation) and owner.ptr in self.ctx.allocations):
-            raise AclError(bad, f"devPtr must be aclrtMalloc memory of this process: {self.ctx.explain(dev_ptr)}")
+        if not (isinstance(owner, Allocation) and owner.ptr in self.ctx.memory.allocations):
+            raise AclError(
+                bad, f"devPtr must be aclrtMalloc memory of this process: {self.ctx.memory.explain(dev_ptr)}"
+            )
         require(dev_ptr + size <= owner.end, f"{size} bytes at {owner.describe(dev_ptr)} run past its end", bad)
         require(len_ >= KEY_BYTES, f"key holds {len_} bytes; the key needs {KEY_BYTES}", bad)
         live = self.machine.ipc.memory
         export = next(
-            (e for e in self.ctx.ipc_exports.values() if (e.ptr, e.size) == (dev_ptr, size) and e.open(live)), None
+            (e for e in self.ctx.memory.ipc_exports.values() if (e.ptr, e.size) == (dev_ptr, size) and e.open(live)),
+            None,
         )
         if export is None:
             key = PREFIX + secrets.token_hex(16)
-            export = IpcMemory(key, self.ctx.allocations[owner.ptr], owner, dev_ptr, size, pid_validation=True)
-            self.ctx.ipc_exports[key] = export
+            export = IpcMemory(key, self.ctx.memory.allocations[owner.ptr], owner, dev_ptr, size, pid_validation=True)
+            self.ctx.memory.ipc_exports[key] = export
             self.machine.ipc.memory[key] = export
         export.pid_validation = not flags & ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION
         return export.key
@@ -60,7 +63,7 @@ class IpcMemoryCalls(Area):
         require(pid is not None, "pid is NULL")
         assert key is not None and pid is not None
         require(len(pid) > 0, "num must be more than 0", ACL_ERROR_RT_PARAM_INVALID)
-        export = self.ctx.ipc_exports.get(key)
+        export = self.ctx.memory.ipc_exports.get(key)
         if export is None or not export.open(self.machine.ipc.memory):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{key!r} is not a key this process exported (or it is closed)")
         export.import_pids.update(pid)
@@ -76,8 +79,8 @@ class IpcMemoryCalls(Area):
         export = self.machine.ipc.memory.get(key)
         if export is None:
             raise AclError(bad, f"{key!r} is not the key of live IPC memory (its exporter may have closed or freed it)")
-        if key in self.ctx.ipc_imports:
-            raise AclError(bad, f"{export} is already imported here (at {self.ctx.ipc_imports[key][1].va:#x})")
+        if key in self.ctx.memory.ipc_imports:
+            raise AclError(bad, f"{export} is already imported here (at {self.ctx.memory.ipc_imports[key][1].va:#x})")
         check_importer(str(export), export.pid_validation, export.import_pids, "aclrtIpcMemSetImportPid",
                        "ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION")  # fmt: skip
         peer = bool(flags & ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS) or self.ctx.has_peer_access(export.device)
@@ -90,19 +93,19 @@ class IpcMemoryCalls(Area):
         except OutOfSpace as full:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"no device addresses left for {export}: {full}") from None
         export.windows.append((device.virtual, window))
-        self.ctx.ipc_imports[key] = (export, window)
-        self.ctx.windows[window.va] = window
+        self.ctx.memory.ipc_imports[key] = (export, window)
+        self.ctx.memory.windows[window.va] = window
         return window.va
 
     @acl_call
     def aclrtIpcMemClose(self, key: str | None) -> None:
         require(key is not None, "key is NULL")
         assert key is not None
-        imported = self.ctx.ipc_imports.pop(key, None)
+        imported = self.ctx.memory.ipc_imports.pop(key, None)
         if imported is not None:
             close_import(self.ctx, *imported)
             return
-        export = self.ctx.ipc_exports.get(key)
+        export = self.ctx.memory.ipc_exports.get(key)
         if export is None or not export.open(self.machine.ipc.memory):
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{key!r} is neither imported nor exported by this process, "
                            "or it is closed already")  # fmt: skip

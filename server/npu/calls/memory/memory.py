@@ -49,7 +49,7 @@ class MemoryCalls(Area):
         """Immediate, without synchronisation, as in the runtime: tasks still queued must not use the memory."""
         require(bool(dev_ptr), "devPtr is NULL")
         assert dev_ptr is not None
-        managed = self.ctx.windows.get(dev_ptr)
+        managed = self.ctx.memory.windows.get(dev_ptr)
         if managed is not None and managed.managed:
             free_managed(self.ctx, managed)
             return
@@ -64,27 +64,28 @@ class MemoryCalls(Area):
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 f"cannot pin {size} bytes of host memory: the shared memory (/dev/shm) has {available} bytes free",
             )
-        self.ctx.charge_memory(size)
+        self.ctx.memory.charge(size)
         try:
             ptr = self.machine.host.malloc(size).ptr
         except (OSError, OverflowError) as error:
-            self.ctx.memory_used -= size
+            self.ctx.memory.used -= size
             raise AclError(
                 ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes of host memory: {error}"
             ) from None
-        self.ctx.host_buffers.add(ptr)
+        self.ctx.memory.host_buffers.add(ptr)
         return ptr
 
     @acl_call
     def aclrtFreeHost(self, host_ptr: int | None) -> None:
         require(bool(host_ptr), "hostPtr is NULL")
         assert host_ptr is not None
-        if host_ptr not in self.ctx.host_buffers:
+        if host_ptr not in self.ctx.memory.host_buffers:
             why = (
                 "it was already freed (double free)"
-                if host_ptr in self.ctx.freed
+                if host_ptr in self.ctx.memory.freed
                 else (
-                    f"it is not the start of an aclrtMallocHost buffer of this context ({self.ctx.explain(host_ptr)})"
+                    "it is not the start of an aclrtMallocHost buffer of this context "
+                    f"({self.ctx.memory.explain(host_ptr)})"
                 )
             )
             raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free host pointer {host_ptr:#x}: {why}")
@@ -92,9 +93,9 @@ class MemoryCalls(Area):
         assert buffer is not None
         unregister_buffer(self.ctx, buffer)
         size = self.machine.host.free(host_ptr).size
-        self.ctx.memory_used -= size
-        self.ctx.host_buffers.discard(host_ptr)
-        self.ctx.forget(host_ptr, size, "aclrtFreeHost")
+        self.ctx.memory.used -= size
+        self.ctx.memory.host_buffers.discard(host_ptr)
+        self.ctx.memory.forget(host_ptr, size, "aclrtFreeHost")
 
     @acl_call
     def vnpuHostWrite(self, host_ptr: int | None, data: bytes) -> None:
@@ -119,7 +120,7 @@ class MemoryCalls(Area):
     def _managed(self, ptr: int) -> Window | None:
         device = self.machine.device_of(ptr)
         window = device.virtual.find(ptr) if device is not None else None
-        return window if isinstance(window, Window) and window.managed and self.ctx.owns(window) else None
+        return window if isinstance(window, Window) and window.managed and self.ctx.memory.owns(window) else None
 
     def _pinned(self, host_ptr: int | None, count: int) -> np.ndarray:
         """Pinned host memory of this context, or managed memory (host code reaches both)."""
@@ -132,7 +133,7 @@ class MemoryCalls(Area):
             except MemoryFault as fault:
                 raise AclError(ACL_ERROR_RT_PARAM_INVALID, str(fault)) from None
         buf = self.machine.host.find(host_ptr)
-        if buf is None or buf.ptr not in self.ctx.host_buffers:
+        if buf is None or buf.ptr not in self.ctx.memory.host_buffers:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID, f"{host_ptr:#x} is not in an aclrtMallocHost buffer of this context"
             )
@@ -186,7 +187,7 @@ class MemoryCalls(Area):
             return
         self._view(dst, count, "dst", writable=True)
         self._view(src, count, "src")
-        self.ctx.issue(target, MemcpyTask("aclrtMemcpyAsync", dst, src, count, self.ctx.pins(dst, src)))
+        self.ctx.issue(target, MemcpyTask("aclrtMemcpyAsync", dst, src, count, self.ctx.memory.pins(dst, src)))
 
     @acl_call
     def aclrtMemset(self, dev_ptr: int | None, max_count: int, value: int, count: int) -> None:
@@ -203,7 +204,9 @@ class MemoryCalls(Area):
         if count:
             self._view(dev_ptr, count, "devPtr", writable=True)
             assert isinstance(dev_ptr, int)
-            self.ctx.issue(target, MemsetTask("aclrtMemsetAsync", dev_ptr, value & 0xFF, count, self.ctx.pins(dev_ptr)))
+            self.ctx.issue(
+                target, MemsetTask("aclrtMemsetAsync", dev_ptr, value & 0xFF, count, self.ctx.memory.pins(dev_ptr))
+            )
 
     @staticmethod
     def _check_copy(dest_max: int, count: int, kind: int) -> None:
@@ -218,7 +221,7 @@ class MemoryCalls(Area):
             require(bool(ptr), f"{arg} is NULL")
             assert ptr is not None
             try:
-                return self.ctx.region(ptr, nbytes)
+                return self.ctx.memory.region(ptr, nbytes)
             except MemoryFault as fault:
                 raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{arg}: {fault}") from None
         try:

@@ -110,17 +110,17 @@ class RandomCalls(Area):
         for name, slot in members:
             _check_param(slot, name, WORD if slot.isAddr == 1 else dtype.itemsize)
         assert info.randomCounterAddr is not None and info.randomResultAddr is not None
-        self.ctx.device_range("taskInfo->randomCounterAddr", info.randomCounterAddr, COUNTER_BYTES)
+        self.ctx.memory.device_range("taskInfo->randomCounterAddr", info.randomCounterAddr, COUNTER_BYTES)
         count = Param.of(info.randomNum)
         known = 0 if count.by_address else randomgen.result_bytes(func, dtype, count.raw)
-        self.ctx.device_range("taskInfo->randomResultAddr", info.randomResultAddr, known)
+        self.ctx.memory.device_range("taskInfo->randomResultAddr", info.randomResultAddr, known)
         if info.randomParaAddr:
-            self.ctx.device_range("taskInfo->randomParaAddr", info.randomParaAddr, BLOCK_BYTES)
+            self.ctx.memory.device_range("taskInfo->randomParaAddr", info.randomParaAddr, BLOCK_BYTES)
         given = [("randomSeed", info.randomSeed, WORD), ("randomNum", info.randomNum, WORD)]
         given += [(name, slot, dtype.itemsize) for name, slot in members]
         for name, param, nbytes in given:
             if param.isAddr == 1:
-                self.ctx.device_range(f"taskInfo->{name} (an address)", Param.of(param).raw, nbytes)
+                self.ctx.memory.device_range(f"taskInfo->{name} (an address)", Param.of(param).raw, nbytes)
 
     def _task(self, info: aclrtRandomNumTaskInfo, func: aclrtRandomNumFuncType, dtype: np.dtype) -> RandomNumTask:
         used = info.randomNumFuncParaInfo.paramInfo.slots[: len(PARAMS[func])]
@@ -142,7 +142,7 @@ class RandomCalls(Area):
             count,
             info.randomResultAddr,
             info.randomCounterAddr,
-            self.ctx.pins(*pointers),
+            self.ctx.memory.pins(*pointers),
         )
 
 

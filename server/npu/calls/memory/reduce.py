@@ -62,5 +62,7 @@ class ReduceCalls(Area):
         on = self.ctx.stream(stream)
         assert dst is not None and src is not None
         for name, ptr in (("dst", dst), ("src", src)):
-            self.ctx.device_range(name, ptr, count)
-        self.ctx.issue(on, ReduceTask("aclrtReduceAsync", dst, src, count, reduce_kind, dtype, self.ctx.pins(dst, src)))
+            self.ctx.memory.device_range(name, ptr, count)
+        self.ctx.issue(
+            on, ReduceTask("aclrtReduceAsync", dst, src, count, reduce_kind, dtype, self.ctx.memory.pins(dst, src))
+        )

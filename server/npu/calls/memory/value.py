@@ -20,7 +20,7 @@ class ValueCalls(Area):
         require(flag == 0, f"flag must be 0, got {flag}", ACL_ERROR_RT_PARAM_INVALID)
         on = self.ctx.stream(stream)
         ptr = self._word_address(dev_addr)
-        self.ctx.issue(on, ValueWriteTask("aclrtValueWrite", ptr, value, self.ctx.pins(ptr)))
+        self.ctx.issue(on, ValueWriteTask("aclrtValueWrite", ptr, value, self.ctx.memory.pins(ptr)))
 
     @acl_call
     def aclrtValueWait(self, dev_addr: int | None, value: int, flag: int, stream: int | None) -> None:
@@ -31,12 +31,12 @@ class ValueCalls(Area):
         )
         on = self.ctx.stream(stream)
         ptr = self._word_address(dev_addr)
-        self.ctx.issue(on, ValueWaitTask("aclrtValueWait", ptr, value, flag, self.ctx.pins(ptr)))
+        self.ctx.issue(on, ValueWaitTask("aclrtValueWait", ptr, value, flag, self.ctx.memory.pins(ptr)))
 
     def _word_address(self, ptr: int | None) -> int:
         """A 64-bit word, 8-byte aligned, in device memory of this process (107000 otherwise)."""
         require(bool(ptr), "devAddr is NULL")
         assert ptr is not None
-        self.ctx.device_range("devAddr", ptr, 8)
+        self.ctx.memory.device_range("devAddr", ptr, 8)
         require(ptr % 8 == 0, f"devAddr {ptr:#x} is not 8-byte aligned", ACL_ERROR_RT_PARAM_INVALID)
         return ptr

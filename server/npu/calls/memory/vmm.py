@@ -102,7 +102,7 @@ class VirtualMemoryCalls(Area):
                 ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot reserve {size} bytes of addresses on device "
                 f"{device.index}: {error}"
             ) from None  # fmt: skip
-        self.ctx.reservations[reservation.va] = reservation
+        self.ctx.memory.reservations[reservation.va] = reservation
         return reservation.va
 
     @acl_call
@@ -115,7 +115,7 @@ class VirtualMemoryCalls(Area):
                 f"{reservation} still has {len(reservation.mappings)} mapping(s) (the first at {first.va:#x}): "
                 "aclrtUnmapMem them first",
             )
-        del self.ctx.reservations[reservation.va]
+        del self.ctx.memory.reservations[reservation.va]
         self.machine.devices[self._device_index_of(reservation.va)].virtual.release(reservation)
 
     @acl_call
@@ -144,17 +144,17 @@ class VirtualMemoryCalls(Area):
         device = self._device_index_checked(prop.location.id)
         arena = self.machine.devices[device].arena
         require(arena.fd >= 0, "virtual memory needs Linux (memfd_create)", ACL_ERROR_RT_FEATURE_NOT_SUPPORT)
-        self.ctx.charge_memory(size)
+        self.ctx.memory.charge(size)
         page = 4096
         try:
             block = arena.malloc(size + page, 0)
         except OutOfSpace as full:
-            self.ctx.memory_used -= size
+            self.ctx.memory.used -= size
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device} is out of memory: {full}") from None
         offset = -(-(block.ptr - arena.base) // page) * page
         physical = PhysicalMemory(self.machine.new_handle(), arena, device, size, block, offset)
-        self.ctx.physicals[physical.handle] = physical
-        self.ctx.owned_physicals.add(physical.handle)
+        self.ctx.memory.physicals[physical.handle] = physical
+        self.ctx.memory.owned_physicals.add(physical.handle)
         return physical.handle
 
     @acl_call
@@ -244,8 +244,9 @@ class VirtualMemoryCalls(Area):
         assert pid is not None
         require(len(pid) > 0, "pidNum must be > 0")
         physical = self._shared(shareable_handle)
-        require(physical.handle in self.ctx.owned_physicals, f"only the exporter of {shareable_handle:#x} sets its "
-                "whitelist", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
+        owned = self.ctx.memory.owned_physicals
+        require(physical.handle in owned, f"only the exporter of {shareable_handle:#x} sets its whitelist",
+                ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
         physical.import_pids.update(pid)
 
     @acl_call
@@ -270,8 +271,9 @@ class VirtualMemoryCalls(Area):
         require(flags in (0, ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION),
                 f"flags {flags:#x} is neither ACL_RT_VMM_EXPORT_FLAG_DEFAULT nor "
                 "ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
-        require(physical.handle in self.ctx.owned_physicals, f"{physical} was imported here: only the process that "
-                "allocated it exports it", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
+        owned = self.ctx.memory.owned_physicals
+        require(physical.handle in owned, f"{physical} was imported here: only the process that allocated it exports "
+                "it", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
         require(physical.shareable is None, f"{physical} is already exported (as {physical.shareable or 0:#x}): a "
                 "handle has one shareable handle", ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
         shareable = secrets.randbits(63) | 1
@@ -282,7 +284,7 @@ class VirtualMemoryCalls(Area):
 
     def _import(self, shareable_handle: int) -> int:
         physical = self._shared(shareable_handle)
-        if physical.handle in self.ctx.physicals:
+        if physical.handle in self.ctx.memory.physicals:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID,
                 f"{physical} is already held by this process: a shareable handle is imported in another process",
@@ -290,7 +292,7 @@ class VirtualMemoryCalls(Area):
         check_importer(f"shareable handle {shareable_handle:#x}", physical.pid_validation, physical.import_pids,
                        "aclrtMemSetPidToShareableHandle", "ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION")  # fmt: skip
         physical.refs += 1
-        self.ctx.physicals[physical.handle] = physical
+        self.ctx.memory.physicals[physical.handle] = physical
         return physical.handle
 
     def _share_type(self, share_type: int) -> None:
@@ -317,7 +319,7 @@ class VirtualMemoryCalls(Area):
     def _physical(self, handle: int | None) -> PhysicalMemory:
         require(bool(handle), "handle is NULL")
         assert handle is not None
-        physical = self.ctx.physicals.get(handle)
+        physical = self.ctx.memory.physicals.get(handle)
         if physical is None:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID,
@@ -328,7 +330,7 @@ class VirtualMemoryCalls(Area):
     def _reservation(self, vir_ptr: int | None, name: str) -> Reservation:
         require(bool(vir_ptr), f"{name} is NULL")
         assert vir_ptr is not None
-        reservation = self.ctx.reservations.get(vir_ptr)
+        reservation = self.ctx.memory.reservations.get(vir_ptr)
         if reservation is None:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID, f"{vir_ptr:#x} is not the start of a reservation of this process: "
@@ -339,7 +341,7 @@ class VirtualMemoryCalls(Area):
     def _containing(self, vir_ptr: int) -> Reservation:
         device = self.machine.device_of(vir_ptr)
         found = device.virtual.find_range(vir_ptr) if device is not None else None
-        if isinstance(found, Reservation) and self.ctx.reservations.get(found.va) is found:
+        if isinstance(found, Reservation) and self.ctx.memory.reservations.get(found.va) is found:
             return found
         raise AclError(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -350,7 +352,7 @@ class VirtualMemoryCalls(Area):
         device = self.machine.device_of(ptr)
         if device is not None and ptr in device.virtual:
             found = device.virtual.find_range(ptr)
-            if isinstance(found, Reservation) and self.ctx.reservations.get(found.va) is found:
+            if isinstance(found, Reservation) and self.ctx.memory.reservations.get(found.va) is found:
                 return f"it lies inside {found}"
             return device.virtual.explain(ptr)
         return "reserve one with aclrtReserveMemAddress"

@@ -188,9 +188,9 @@ class BuildCalls(Area):
         self._same_stream_context(on)
         self._same_stream_context(target)
         size = _WORD_SIZES[aclrtCompareDataType(data_type)]
-        self.ctx.device_range("leftValue", left_value, size)
-        self.ctx.device_range("rightValue", right_value, size)
-        pins = self.ctx.pins(left_value, right_value)
+        self.ctx.memory.device_range("leftValue", left_value, size)
+        self.ctx.memory.device_range("rightValue", right_value, size)
+        pins = self.ctx.memory.pins(left_value, right_value)
         self.ctx.issue(on, SwitchStreamTask(left_value, cond, right_value, data_type, jumped, pins))
 
     def _stream_arg(self, handle: int | None) -> Stream | None:
@@ -199,7 +199,7 @@ class BuildCalls(Area):
             return None
         stream = self.ctx.streams.get(handle) or self.ctx.default_streams.get(handle)
         if stream is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("stream", handle))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.handles.not_a("stream", handle))
         return stream
 
     def _build_model(self, model: ModelRI, api: str) -> BuildModel:

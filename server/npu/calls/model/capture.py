@@ -22,7 +22,8 @@ from server.npu.area import Area, acl_call, require
 from server.npu.core.caller import caller_thread
 from server.npu.core.stream import Stream
 from server.npu.model.capture import Capture
-from server.npu.model.model import ModelRI, TaskGroup, Update, UpdateApplyTask, unfinished
+from server.npu.model.groups import TaskGroup, Update, UpdateApplyTask
+from server.npu.model.model import ModelRI, unfinished
 from server.npu.model.state import ModelKind, ModelStatus
 
 RELAXED = aclmdlRICaptureMode.ACL_MODEL_RI_CAPTURE_MODE_RELAXED
@@ -196,7 +197,7 @@ class CaptureCalls(Area):
     def _group(self, handle: int | None) -> TaskGroup:
         group = self.ctx.groups.get(handle or 0)
         if group is None:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a task group of this context")
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, self.ctx.handles.not_a("task group", handle or 0))
         return group
 
 

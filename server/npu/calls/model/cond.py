@@ -1,7 +1,7 @@
 """Conditional model calls: aclmdlRICondHandleCreate, aclmdlRICondHandleGetCondPtr, aclmdlRIAddCondTask,
 aclmdlRICaptureToModelRIBegin (modelri spec 4), with the checks in the runtime's order; the semantics live in
-`server.npu.model.cond`. A sub-model's capture ends with aclmdlRICaptureEnd (calls_capture); from C its modelRI may be
-NULL, which reaches the daemon as vnpuCaptureEndNoModel."""
+`server.npu.model.cond`. A sub-model's capture ends with aclmdlRICaptureEnd (calls.model.capture); from C its
+modelRI may be NULL, which reaches the daemon as vnpuCaptureEndNoModel (there too)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class CondCalls(Area):
         cond = CondHandle(self.machine.new_handle(), owner, block.ptr, default_launch_value, flag)
         owner.conds.append(cond)
         self.ctx.cond_handles[cond.handle] = cond
-        self.ctx.cond_words[cond.ptr] = cond
+        self.ctx.memory.words.add(cond.ptr)
         return cond.handle
 
     @acl_call
@@ -147,7 +147,7 @@ class CondCalls(Area):
         require(bool(handle), "handle is NULL")
         cond = self.ctx.cond_handles.get(handle or 0)
         if cond is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("cond handle", handle or 0))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.handles.not_a("cond handle", handle or 0))
         return cond
 
     def _sub_model(self, parent: ModelRI) -> ModelRI:

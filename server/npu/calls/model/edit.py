@@ -20,44 +20,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
-
 from proto.aclnn import KernelDesc
 from proto.constants import aclmdlRITaskType, aclrtLaunchKernelAttrId
-from proto.enumtext import not_member
 from proto.errors import (
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY,
-    ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_MODEL_UPDATE_FAILED,
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
 from server.npu.area import Area, acl_call, require
-from server.npu.memory.allocator import OutOfSpace
 from server.npu.memory.arena import MemoryFault
 from server.npu.model import state
-from server.npu.model.editing import EVENT_FORMS, ModelTasks, NopTask, TaskRef, task_type, zeroed_params
-from server.npu.model.model import ModelLane, ModelRI
+from server.npu.model.editing import EVENT_FORMS, NopTask, TaskRef, task_type, zeroed_params
 from server.npu.model.state import ModelKind, ModelStatus
-from server.npu.process import launch
+from server.npu.process import launch, model_tasks
 from server.npu.tasks.kernel import KernelTask
+from server.npu.tasks.launch_attrs import DEFAULT_TIMEOUT_US, MAX_TIMEOUT_US, NEVER, UNSUPPORTED_ATTRS, launch_attrs
 from server.npu.tasks.value import CONDITIONS, ValueWaitTask, ValueWriteTask
 
 T = aclmdlRITaskType
 A = aclrtLaunchKernelAttrId
 BAD = ACL_ERROR_RT_PARAM_INVALID
-NEVER = 2**64 - 1  # the task's timeout when a launch attribute set it to 0 (never time out)
-# Ascend 910B timeouts (the runtime's kernel credits: 254 x 4294967.296 us): default (ms, rounded up), maximum
-DEFAULT_TIMEOUT_US = 1_090_922 * 1000
-MAX_TIMEOUT_US = 1_090_921_694
-UNSUPPORTED_ATTRS: tuple[int, ...] = (
-    A.ACL_RT_LAUNCH_KERNEL_ATTR_ENGINE_TYPE,
-    A.ACL_RT_LAUNCH_KERNEL_ATTR_BLOCKDIM_OFFSET,
-)
-UNSUPPORTED_ATTRS += (A.ACL_RT_LAUNCH_KERNEL_ATTR_BLOCK_TASK_PREFETCH,)
-ARGS_BLOCK = 512  # the smallest argument block vnpu allocates for a kernel task
 
 
 class EditCalls(Area):
@@ -67,11 +51,11 @@ class EditCalls(Area):
     def aclmdlRIGetStreams(self, model: int | None, streams: bool, num_streams: int | None) -> tuple[list[int], int]:
         """(the streams, their count), most recently added first; `streams` False: NULL array, the count only."""
         if model and model not in self.ctx.models:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("model", model))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.handles.not_a("model", model))
         require(num_streams is not None, "numStreams is NULL", BAD)
         target = self.ctx.model(model, BAD)
-        self._not_sub(target, "aclmdlRIGetStreams")
-        lanes = list(reversed(self._lanes(target)))
+        target.refuse_sub("aclmdlRIGetStreams")
+        lanes = list(reversed(model_tasks.lanes_of(self.ctx, target)))
         if not streams:
             return [], len(lanes)
         assert num_streams is not None
@@ -83,7 +67,7 @@ class EditCalls(Area):
             )
         if target.kind is ModelKind.BUILD:
             return [lane.stream_handle for lane in lanes], len(lanes)
-        return [self._lane_handle(target, lane) for lane in lanes], len(lanes)
+        return [model_tasks.lane_handle(self.ctx, target, lane) for lane in lanes], len(lanes)
 
     @acl_call
     def aclmdlRIGetTasksByStream(self, stream: int | None, tasks: bool, num_tasks: int | None) -> tuple[list[int], int]:
@@ -95,12 +79,12 @@ class EditCalls(Area):
             and stream not in self.ctx.streams
             and stream not in self.ctx.default_streams
         ):
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("stream", stream))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.handles.not_a("stream", stream))
         require(bool(stream), "stream is NULL: pass one of the streams aclmdlRIGetStreams returns", BAD)
         require(num_tasks is not None, "numTasks is NULL", BAD)
         assert stream is not None and num_tasks is not None
-        model, lane = self._model_lane(stream)
-        refs = self._tasks_of(model).listing(lane, self.machine.new_handle)
+        model, lane = model_tasks.model_lane(self.ctx, stream)
+        refs = model_tasks.tasks_of(self.ctx, model).listing(lane, self.machine.new_handle)
         for ref in refs:
             self.ctx.ri_tasks.setdefault(ref.handle, ref)
         if tasks and num_tasks < len(refs):
@@ -112,8 +96,8 @@ class EditCalls(Area):
 
     @acl_call
     def aclmdlRITaskGetType(self, task: int | None) -> aclmdlRITaskType:
-        ref = self._ref(task)
-        self._not_sub(ref.model, "aclmdlRITaskGetType")
+        ref = model_tasks.task_ref(self.ctx, task)
+        ref.model.refuse_sub("aclmdlRITaskGetType")
         if ref.model.destroyed:
             raise AclError(BAD, f"{ref} has no stream: its model was destroyed")
         return task_type(ref.current)
@@ -121,10 +105,10 @@ class EditCalls(Area):
     @acl_call
     def aclmdlRITaskGetSeqId(self, task: int | None) -> int:
         """The task's number in the model-wide capture order, from 0."""
-        ref = self._ref(task)
-        self._alive(ref)
+        ref = model_tasks.task_ref(self.ctx, task)
+        model_tasks.check_alive(ref)
         if ref.model.kind is not ModelKind.CAPTURE:
-            self._not_sub(ref.model, "aclmdlRITaskGetSeqId")
+            ref.model.refuse_sub("aclmdlRITaskGetSeqId")
             raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{ref.model} is not a capture model: no sequence ids")
         return ref.seq
 
@@ -132,9 +116,9 @@ class EditCalls(Area):
     def aclmdlRITaskGetParams(self, task: int | None) -> dict[str, Any]:
         """aclmdlRITaskParams as a dict: `type`, `taskGrp`, `opInfoPtr`, `opInfoSize` and every union member, only
         the one of `type` filled."""
-        ref = self._ref(task)
-        self._alive(ref)
-        self._not_sub(ref.model, "aclmdlRITaskGetParams")
+        ref = model_tasks.task_ref(self.ctx, task)
+        model_tasks.check_alive(ref)
+        ref.model.refuse_sub("aclmdlRITaskGetParams")
         current = ref.current
         if isinstance(current, NopTask):
             raise AclError(BAD, f"{ref} is a task the runtime added: it has no parameters")
@@ -168,7 +152,7 @@ class EditCalls(Area):
     def aclmdlRIKernelTaskGetAttribute(self, task: int | None, attr_id: int) -> int:
         """The attribute's aclrtLaunchKernelAttrValue, as the union's first 8 bytes (little-endian)."""
         require(bool(task), "task is NULL")
-        ref = self._ref(task)
+        ref = model_tasks.task_ref(self.ctx, task)
         if not isinstance(ref.current, KernelTask):
             raise AclError(BAD, f"{ref} is not a kernel task: check aclmdlRITaskGetType first")
         attrs = ref.attrs
@@ -195,10 +179,10 @@ class EditCalls(Area):
     def aclmdlRITaskSetParams(self, task: int | None, params: dict[str, Any] | None) -> None:
         """Edit the task's host copy (the model becomes UPDATING; replays see it after aclmdlRIUpdate). Any
         failure after the model checks leaves the model FAULT."""
-        ref = self._ref(task)
+        ref = model_tasks.task_ref(self.ctx, task)
         require(params is not None, "params is NULL", BAD)
         assert params is not None
-        self._editable(ref)
+        model_tasks.check_editable(self.ctx, ref)
         ref.model.status = ModelStatus.UPDATING
         try:
             self._set_params(ref, params)
@@ -212,8 +196,8 @@ class EditCalls(Area):
     @acl_call
     def aclmdlRITaskDisable(self, task: int | None) -> None:
         """Mark the task for removal at aclmdlRIUpdate (the model becomes UPDATING)."""
-        ref = self._ref(task)
-        self._editable(ref)
+        ref = model_tasks.task_ref(self.ctx, task)
+        model_tasks.check_editable(self.ctx, ref)
         ref.model.status = ModelStatus.UPDATING
         if task_type(ref.current) is T.ACL_MODEL_RI_TASK_DEFAULT:
             ref.model.status = ModelStatus.FAULT
@@ -233,95 +217,16 @@ class EditCalls(Area):
             raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{target} is not a capture model: nothing to update")
         if not state.check_updatable(target, target.status):
             return
-        self._tasks_of(target).apply_edits()
+        model_tasks.tasks_of(self.ctx, target).apply_edits()
         target.status = ModelStatus.READY
 
     # -- helpers ------------------------------------------------------------------------------------------------
 
-    def _ref(self, handle: int | None) -> TaskRef:
-        require(bool(handle), "task is NULL", BAD)
-        ref = self.ctx.ri_tasks.get(handle or 0)
-        if ref is None:
-            raise AclError(BAD, f"{handle:#x} is not a task of this context (take one from aclmdlRIGetTasksByStream)")
-        if ref.removed:
-            raise AclError(BAD, f"task {ref.handle:#x} was disabled and aclmdlRIUpdate removed it from {ref.model}")
-        return ref
-
-    @staticmethod
-    def _alive(ref: TaskRef) -> None:
-        if ref.model.destroyed:
-            raise AclError(ACL_ERROR_RT_INTERNAL_ERROR, f"{ref} has no model any more: {ref.model} was destroyed")
-
-    @staticmethod
-    def _not_sub(model: ModelRI, api: str) -> None:
-        if model.kind is ModelKind.SUB:
-            raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{api} does not take a branch of a conditional task")
-
-    def _editable(self, ref: TaskRef) -> None:
-        """The runtime's CheckCaptureModelForUpdate: a capture model, READY or UPDATING, no replay in flight."""
-        self._alive(ref)
-        model = ref.model
-        if model.kind is not ModelKind.CAPTURE:
-            self._not_sub(model, "editing")
-            raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{model} is not a capture model: its tasks are fixed")
-        state.check_editable(model, model.status)
-        if model.in_flight:
-            raise AclError(
-                ACL_ERROR_RT_MODEL_UPDATE_FAILED,
-                f"{model} has {model.in_flight} replay(s) launched and not finished: synchronize their streams first",
-            )
-
-    def _lanes(self, model: ModelRI) -> list[ModelLane]:
-        if model.capturing:
-            for capture in self.ctx.captures():
-                if capture.model is model:
-                    return list(capture.lanes.values())
-        return model.lanes
-
-    def _tasks_of(self, model: ModelRI) -> ModelTasks:
-        tasks = self.ctx.ri_models.get(model.handle)
-        if tasks is None:
-            tasks = self.ctx.ri_models[model.handle] = ModelTasks(model)
-        return tasks
-
-    def _lane_handle(self, model: ModelRI, lane: ModelLane) -> int:
-        handles = self._tasks_of(model).lane_handles
-        handle = handles.get(id(lane))
-        if handle is None:
-            handle = handles[id(lane)] = self.machine.new_handle()
-            self.ctx.ri_lanes[handle] = (model, lane)
-        return handle
-
-    def _model_lane(self, stream: int) -> tuple[ModelRI, ModelLane]:
-        found = self.ctx.ri_lanes.get(stream)
-        if found is not None:
-            if found[0].destroyed:
-                raise AclError(ACL_ERROR_RT_INTERNAL_ERROR, f"stream {stream:#x} belonged to {found[0]}, destroyed")
-            return found
-        for model in self.ctx.models.values():
-            lane = model.bound_lane(stream)
-            if lane is not None:
-                return model, lane
-        capturing = " (it is capturing: the model's own streams come from aclmdlRIGetStreams)"
-        target = self.ctx.streams.get(stream) or self.ctx.default_streams[stream]
-        raise AclError(
-            BAD,
-            f"{target} is not bound to a model" + (capturing if target in self.ctx.capturing else "")
-            + "; pass a stream that aclmdlRIGetStreams returns",
-        )  # fmt: skip
-
-    def _func_handle(self, op: str) -> int:
-        handle = self.ctx.func_handles.get(op)
-        if handle is None:
-            handle = self.ctx.func_handles[op] = self.machine.new_handle()
-            self.ctx.func_ops[handle] = op
-        return handle
-
     def _kernel_params(self, ref: TaskRef, kernel: KernelTask) -> dict[str, Any]:
         data = json.dumps(kernel.kernel.to_wire(), separators=(",", ":")).encode()
-        ptr = self._write_block(ref, data)
+        ptr = model_tasks.write_block(self.ctx, ref, data)
         return {
-            "funcHandle": self._func_handle(kernel.kernel.op),
+            "funcHandle": model_tasks.func_handle(self.ctx, kernel.kernel.op),
             "cfg": None,
             "args": ptr,
             "isHostArgs": 0,
@@ -329,26 +234,6 @@ class EditCalls(Area):
             "numBlocks": ref.num_blocks,
             "kernel": kernel.kernel.to_wire(),
         }
-
-    def _write_block(self, ref: TaskRef, data: bytes) -> int:
-        """The task's device argument block, holding `data` (made, or grown, here)."""
-        ptr, capacity = ref.args_block
-        if capacity < len(data):
-            self.ctx.free_args_block(ref)
-            device = ref.model.device
-            capacity = max(ARGS_BLOCK, 1 << (len(data) - 1).bit_length())
-            self.ctx.charge_memory(capacity)
-            try:
-                ptr = device.arena.malloc(capacity, 0).ptr
-            except OutOfSpace as full:
-                self.ctx.memory_used -= capacity
-                raise AclError(
-                    ACL_ERROR_RT_INTERNAL_ERROR, f"no device memory for the argument block of {ref}: {full}"
-                ) from None
-            self.ctx.allocations[ptr] = device
-            ref.args_block = (ptr, capacity)
-        self.machine.region(ptr, len(data))[:] = np.frombuffer(data, np.uint8)
-        return ptr
 
     def _set_params(self, ref: TaskRef, params: dict[str, Any]) -> None:
         kind = params.get("type")
@@ -385,7 +270,7 @@ class EditCalls(Area):
         if kernel is None:
             require(bool(p.get("args")), "kernelTaskParams.args is NULL", BAD)
             require(bool(p.get("argsSize")), "kernelTaskParams.argsSize is 0: it must be greater than 0", BAD)
-        attrs = _launch_attrs(p.get("cfg"))
+        attrs = launch_attrs(p.get("cfg"))
         desc = kernel if isinstance(kernel, KernelDesc) else self._description(kernel, p)
         if self.ctx.func_ops[func] != desc.op:
             raise AclError(
@@ -408,7 +293,7 @@ class EditCalls(Area):
             if kernel is None:
                 args, size = p["args"], p["argsSize"]
                 host = isinstance(args, bytes | bytearray)
-                data = bytes(args[:size]) if host else self.ctx.region(args, size).tobytes()
+                data = bytes(args[:size]) if host else self.ctx.memory.region(args, size).tobytes()
                 kernel = json.loads(data.decode())
             return KernelDesc.from_wire(kernel)
         except MemoryFault as fault:
@@ -428,17 +313,17 @@ class EditCalls(Area):
         p = params.get("valueWriteTaskParams" if write else "valueWaitTaskParams") or {}
         ptr, value = p.get("devAddr") or 0, p.get("value") or 0
         require(bool(ptr), "devAddr is NULL", BAD)
-        self.ctx.device_range("devAddr", ptr, 8)
+        self.ctx.memory.device_range("devAddr", ptr, 8)
         require(ptr % 8 == 0, f"devAddr {ptr:#x} is not 8-byte aligned", BAD)
         api = "aclmdlRITaskSetParams"
         if write:
-            ref.edit = ValueWriteTask(api, ptr, value, self.ctx.pins(ptr))
+            ref.edit = ValueWriteTask(api, ptr, value, self.ctx.memory.pins(ptr))
         else:
             flag = p.get("flag") or 0
             require(
                 flag in CONDITIONS, f"flag {flag} is not an ACL_STREAM_WAIT_VALUE_* (GEQ 0, EQ 1, AND 2, NOR 3)", BAD
             )
-            ref.edit = ValueWaitTask(api, ptr, value, flag, self.ctx.pins(ptr))
+            ref.edit = ValueWaitTask(api, ptr, value, flag, self.ctx.memory.pins(ptr))
         ref.op_info, ref.attrs = (0, 0), {}
 
 
@@ -447,29 +332,3 @@ def _event_flag(event: Any) -> int:
     if event is None:
         return 0
     return 0xE if event.api == "aclrtCreateEvent" else int(event.flags)
-
-
-def _launch_attrs(cfg: Any) -> dict[int, int]:
-    """aclrtLaunchKernelCfg's attributes as the task keeps them; None (NULL) means the defaults."""
-    if cfg is None:
-        return {}
-    attrs = cfg.get("attrs") if isinstance(cfg, dict) else None
-    if attrs is None:
-        raise AclError(BAD, "kernelTaskParams.cfg->attrs is NULL (pass cfg NULL for the default attributes)")
-    kept: dict[int, int] = {}
-    for attr in attrs:
-        ident, value = attr.get("id"), attr.get("value") or 0
-        if ident == A.ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE:
-            kept[ident] = value & 0xFF
-        elif ident == A.ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE:
-            kept[ident] = value & 0xFFFFFFFF
-        elif ident == A.ACL_RT_LAUNCH_KERNEL_ATTR_DATA_DUMP:
-            kept[ident] = 1 if value & 0xFF == 1 else 0
-        elif ident in (A.ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT, A.ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US):
-            us = (value & 0xFFFF) * 1_000_000 if ident == A.ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT else value
-            kept[A.ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US] = us or NEVER
-        elif ident in (*UNSUPPORTED_ATTRS, A.ACL_RT_LAUNCH_KERNEL_ATTR_ENABLE_PROFILING):
-            continue  # accepted, not kept: nothing reads them back
-        else:
-            raise AclError(BAD, f"kernelTaskParams.cfg: {not_member('attribute id', ident, A)}")
-    return kept

@@ -45,7 +45,7 @@ class LabelCalls(Area):
         del self.ctx.labels[found.handle]
         found.destroyed = True
         self.ctx.label_ids.give(found.ident)
-        self.ctx.bury(found.handle, "label")
+        self.ctx.handles.bury(found.handle, "label")
 
     @acl_call
     def aclrtCreateLabelList(self, labels: list[int | None] | None, num: int) -> int:
@@ -125,13 +125,13 @@ class LabelCalls(Area):
         known = self.ctx.label_lists.get(label_list)
         if known is not None and self.machine.owner(label_list) is not known.owner:
             known = None
-        self.ctx.issue(on, SwitchLabelTask(ptr, max_value, label_list, self.ctx.pins(ptr, label_list), known))
+        self.ctx.issue(on, SwitchLabelTask(ptr, max_value, label_list, self.ctx.memory.pins(ptr, label_list), known))
 
     def _label(self, handle: int | None, name: str = "label") -> Label:
         require(bool(handle), f"{name} is NULL" + (" (the runtime would dereference it)" if name != "label" else ""))
         found = self.ctx.labels.get(handle or 0)
         if found is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"{name}: {self.ctx.not_a('label', handle or 0)}")
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, f"{name}: {self.ctx.handles.not_a('label', handle or 0)}")
         return found
 
     def _same_label_context(self, label: Label) -> None:

@@ -2,7 +2,7 @@
 aclmdlRIGetId, aclmdlRIAbort, aclmdlRIDestroyRegisterCallback, aclmdlRIDestroyUnregisterCallback.
 
 Destroy callbacks are the client's functions: the daemon keeps the (func, userData) values it was given, keyed by
-func, and aclmdlRIDestroy hands them back (`calls_model`) for the client to call on the destroying thread.
+func, and aclmdlRIDestroy hands them back (`calls.model.model`) for the client to call on the destroying thread.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 
 from proto.errors import (
-    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_MODEL_CONTEXT,
     ACL_ERROR_RT_PARAM_INVALID,
@@ -18,7 +17,6 @@ from proto.errors import (
 )
 from server.npu.area import Area, acl_call, require
 from server.npu.model.model import ModelRI
-from server.npu.model.state import ModelKind
 
 ABORT_WAIT = 1.0  # seconds aclmdlRIAbort waits at most for the aborted replay to end (a kernel running finishes)
 
@@ -61,7 +59,7 @@ class MiscModelCalls(Area):
         queued replays run as usual. A model that is not running is left as it is. The runtime rejects only
         sub-models (207000); vnpu aborts a root capture model like any other (the docs call it unsupported)."""
         target = self.ctx.model(model, ACL_ERROR_RT_PARAM_INVALID)
-        self._not_sub(target, "aclmdlRIAbort")
+        target.refuse_sub("aclmdlRIAbort")
         self._model_here(target)
         ended = target.abort()
         if ended is not None:
@@ -94,15 +92,8 @@ class MiscModelCalls(Area):
         """No ACL checks: a NULL model or func reaches the runtime, which answers 107000."""
         target = self.ctx.model(model, ACL_ERROR_RT_PARAM_INVALID)
         require(bool(func), "func is NULL", ACL_ERROR_RT_PARAM_INVALID)
-        self._not_sub(target, api)
+        target.refuse_sub(api)
         return target
-
-    @staticmethod
-    def _not_sub(model: ModelRI, api: str) -> None:
-        if model.kind is ModelKind.SUB:
-            raise AclError(
-                ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{api} does not take {model}, a branch of a conditional task"
-            )
 
     def _model_here(self, model: ModelRI) -> None:
         device = self.ctx.device()

@@ -23,7 +23,8 @@ from server.npu.kernels.task import CustomKernelTask
 from server.npu.model import external, state
 from server.npu.model.build import BuildModel, runnable_build
 from server.npu.model.cond import CondTask
-from server.npu.model.model import CaptureRecord, CaptureWait, GroupTask, ModelRI, assign_defaults
+from server.npu.model.groups import GroupTask
+from server.npu.model.model import CaptureRecord, CaptureWait, ModelRI, assign_defaults
 from server.npu.model.state import ModelKind
 from server.npu.process.context import Context
 from server.npu.tasks.event import RecordTask, ResetTask, WaitTask
@@ -106,7 +107,7 @@ class ModelCalls(Area):
                 "come); it is kept: stop it (aclmdlRIAbort, or aclrtStreamAbort on its stream), then destroy it",
             )
         if target.destroyed:  # another destroy finished while this one waited
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("model", target.handle))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.handles.not_a("model", target.handle))
         self.ctx.drop_model(target)
         return [{"func": f, "userData": d} for f, d in sorted(target.destroy_callbacks.items())]
 

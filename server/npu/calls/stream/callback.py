@@ -136,7 +136,7 @@ class CallbackCalls(Area):
             return self.ctx.stream(handle)
         found = self.ctx.streams.get(handle) or self.ctx.default_streams.get(handle)
         if found is None:
-            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.not_a("stream", handle))
+            raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.handles.not_a("stream", handle))
         return found
 
     def _not_runtime_subscribed(self, stream: Stream, api: str) -> None:

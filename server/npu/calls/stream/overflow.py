@@ -78,9 +78,9 @@ class OverflowCalls(Area):
         streams.refuse_captured(self.ctx, stream, api)
         on = self.ctx.own_stream(stream)
         assert output_addr is not None
-        self.ctx.device_range("outputAddr", output_addr, OVERFLOW_OUTPUT)
+        self.ctx.memory.device_range("outputAddr", output_addr, OVERFLOW_OUTPUT)
         area = self.ctx.acl_context().overflow_status
-        self.ctx.issue(on, StatusReadTask(api, output_addr, area, self.ctx.pins(output_addr)))
+        self.ctx.issue(on, StatusReadTask(api, output_addr, area, self.ctx.memory.pins(output_addr)))
 
     @acl_call
     def aclrtResetOverflowStatus(self, stream: int | None) -> None:

@@ -60,7 +60,7 @@ class StreamCalls(Area):
         self.ctx.end_update(target)  # a destroyed update stream leaves its group free for the next update
         del self.ctx.streams[target.handle]
         self.ctx.stream_contexts.pop(target.handle, None)
-        self.ctx.bury(target.handle, "stream")
+        self.ctx.handles.bury(target.handle, "stream")
         return target
 
     async def _close(self, stream: Stream) -> None:

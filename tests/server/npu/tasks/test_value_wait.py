@@ -18,8 +18,8 @@ from proto.constants import (
 )
 from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_ABORT, AclError
 from server.npu import Runtime
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import read_bytes as read
-from tests.server.npu.test_stream_control import fails
 
 BLOCKED = aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
 MASK = 2**64 - 1

@@ -16,8 +16,8 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Runtime
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import download, upload
-from tests.server.npu.test_stream_control import fails
 
 DT, K = aclDataType, aclrtReduceKind
 TYPES = {

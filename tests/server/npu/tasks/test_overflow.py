@@ -32,8 +32,8 @@ from proto.errors import (
 )
 from server.npu import Machine, Runtime
 from server.npu.core.caller import calling_thread
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import read_bytes as read
-from tests.server.npu.test_stream_control import fails
 
 SAT, INFNAN = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_SATURATION, aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN
 A = aclrtStreamAttr

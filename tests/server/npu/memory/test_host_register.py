@@ -23,8 +23,8 @@ from proto.errors import (
 )
 from server.npu import Machine, Runtime
 from server.npu.core.caller import calling_thread
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import download, pinned, tensor_at
-from tests.server.npu.test_stream_control import fails
 
 F16 = aclDataType.ACL_FLOAT16
 N = 2048
@@ -91,7 +91,7 @@ async def test_registration_checks(rt: Runtime, machine: Machine) -> None:
 async def test_managed_memory_is_one_address_for_host_and_device(rt: Runtime) -> None:
     fails(ACL_ERROR_INVALID_PARAM, rt.aclrtMemAllocManaged, 64, 0)
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtMemAllocManaged, 0, ACL_RT_MEM_ATTACH_GLOBAL)
-    used = rt.ctx.memory_used
+    used = rt.ctx.memory.used
     x, y, z = (rt.aclrtMemAllocManaged(N * 2, ACL_RT_MEM_ATTACH_GLOBAL) for _ in range(3))
     rng = np.random.default_rng(4)
     a, b = rng.standard_normal(N).astype(np.float16), rng.standard_normal(N).astype(np.float16)
@@ -104,7 +104,7 @@ async def test_managed_memory_is_one_address_for_host_and_device(rt: Runtime) ->
     np.testing.assert_array_equal(got, (a.astype(np.float64) + b.astype(np.float64)).astype(np.float16))
     for ptr in (x, y, z):
         rt.aclrtFree(ptr)
-    assert rt.ctx.memory_used == used
+    assert rt.ctx.memory.used == used
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtFree, x)
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.vnpuHostRead, x, 4)
 

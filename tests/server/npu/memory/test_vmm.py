@@ -30,8 +30,8 @@ from proto.errors import (
 from server.npu import Machine, Runtime
 from server.npu.core.caller import calling_thread
 from server.npu.memory.vmem import GRANULARITY
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import download, read_bytes, tensor_at, upload, upload_into
-from tests.server.npu.test_stream_control import fails
 
 DEVICE = aclrtMemLocation(id=0, type=aclrtMemLocationType.ACL_MEM_LOCATION_TYPE_DEVICE)
 PROP = aclrtPhysicalMemProp(memAttr=aclrtMemAttr.ACL_HBM_MEM_HUGE, location=DEVICE)

@@ -24,8 +24,8 @@ from proto.errors import (
 from server.npu import Machine, Runtime
 from server.npu.calls.stream.callback import MAX_REPORT_THREADS
 from server.npu.core.caller import caller_thread, calling_thread, thread_of_caller_process
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import read_bytes as read
-from tests.server.npu.test_stream_control import fails
 
 BLOCKED = aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
 DONE = aclrtStreamStatus.ACL_STREAM_STATUS_COMPLETE

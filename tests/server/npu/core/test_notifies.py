@@ -13,8 +13,8 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Runtime
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import read_bytes as read
-from tests.server.npu.test_stream_control import fails
 
 BLOCKED = aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
 

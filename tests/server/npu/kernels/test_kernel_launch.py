@@ -22,8 +22,8 @@ from proto.errors import (
 from proto.kernelargs import KernelArgs
 from server.npu import Runtime
 from server.npu import kernels as K
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import download, upload
-from tests.server.npu.test_stream_control import fails
 
 K.load()
 

@@ -311,22 +311,22 @@ async def test_a_label_of_another_model_fails_the_switch(kit: Kit) -> None:
 async def test_create_label_list_checks_in_the_runtimes_order(kit: Kit) -> None:
     rt = kit.rt
     a, b = rt.aclrtCreateLabel(), rt.aclrtCreateLabel()
-    used = rt.ctx.memory_used
+    used = rt.ctx.memory.used
     fails(ACL_ERROR_INVALID_PARAM, rt.aclrtCreateLabelList, None, 2)
     assert "num must be in (0, 65535]" in fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtCreateLabelList, [], 0).message
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtCreateLabelList, [a], MAX_LABELS + 1)
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtCreateLabelList, [a, b], 3)
     assert "labels[1] is NULL" in fails(ACL_ERROR_INVALID_PARAM, rt.aclrtCreateLabelList, [a, None], 2).message
     assert "labels[0]" in fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtCreateLabelList, [0x1234, a], 2).message
-    assert rt.ctx.memory_used == used and rt.ctx.label_lists == {}
+    assert rt.ctx.memory.used == used and rt.ctx.label_lists == {}
     # a label twice: the list is freed, and (as in the runtime) the first `a` keeps the slot it got
     error = fails(ACL_ERROR_RT_INTERNAL_ERROR, rt.aclrtCreateLabelList, [a, a], 2)
-    assert "labels[1]" in error.message and rt.ctx.memory_used == used and rt.ctx.label_lists == {}
+    assert "labels[1]" in error.message and rt.ctx.memory.used == used and rt.ctx.label_lists == {}
     fails(ACL_ERROR_RT_INTERNAL_ERROR, rt.aclrtCreateLabelList, [a], 1)
     ok = rt.aclrtCreateLabelList([b], 1)
-    assert rt.ctx.memory_used == used + LABEL_INFO_SIZE and read_bytes(rt, ok, LABEL_INFO_SIZE) == b"\xff" * 16
+    assert rt.ctx.memory.used == used + LABEL_INFO_SIZE and read_bytes(rt, ok, LABEL_INFO_SIZE) == b"\xff" * 16
     rt.aclrtFree(ok)  # a list is device memory: aclrtFree frees it too
-    assert rt.ctx.memory_used == used
+    assert rt.ctx.memory.used == used
 
 
 async def test_set_label_checks_in_the_runtimes_order(kit: Kit) -> None:

@@ -305,7 +305,7 @@ async def test_parent_end_with_a_branch_never_captured_destroys_the_tree(rt: Run
     for gone in (parent, *subs):
         await afails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclmdlRIDestroy, gone)
     fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclmdlRICondHandleGetCondPtr, handle)
-    assert not rt.ctx.sub_models and not rt.ctx.cond_words and rt.ctx.machine.devices[0].models.used == 0
+    assert not rt.ctx.sub_models and not rt.ctx.memory.words and rt.ctx.machine.devices[0].models.used == 0
     rt.aclmdlRICaptureBegin(s, LOCAL)  # the stream captures again
     assert rt.aclmdlRICaptureEnd(s)
 

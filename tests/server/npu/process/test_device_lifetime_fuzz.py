@@ -115,14 +115,14 @@ async def run(programs: list[list[tuple]]) -> None:
         await asyncio.wait_for(asyncio.gather(*threads), 20)
         live = [s for s in (*rt.ctx.streams.values(), *rt.ctx.default_streams.values()) if s.device is device]
         assert device.streams.used == len(live)  # every release is over: the count is exact
-        blocks = [device.arena.find(ptr) for ptr in rt.ctx.allocations]
-        assert rt.ctx.memory_used == sum(b.size for b in blocks if b is not None) and None not in blocks
+        blocks = [device.arena.find(ptr) for ptr in rt.ctx.memory.allocations]
+        assert rt.ctx.memory.used == sum(b.size for b in blocks if b is not None) and None not in blocks
         with calling_thread((1, 0)):
             for _ in range(4 * sum(len(p) for p in programs) + 1):  # the process's remaining references
                 if 0 not in rt.ctx.primaries:
                     break
                 await rt.aclrtResetDevice(0)
-        assert 0 not in rt.ctx.primaries and not rt.ctx.allocations and rt.ctx.memory_used == 0
+        assert 0 not in rt.ctx.primaries and not rt.ctx.memory.allocations and rt.ctx.memory.used == 0
         assert (device.streams.used, device.arena.used_bytes) == (len(rt.ctx.streams), 0) == (0, 0)
     finally:
         await rt.release_all()

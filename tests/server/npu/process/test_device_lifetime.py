@@ -141,6 +141,6 @@ async def test_the_context_reclaimed_during_a_reset_releases_the_device_once(mac
     work.gate.set()
     await asyncio.wait_for(reclaim, 5)
     assert snapshot(machine) == before  # every count exact, none released twice
-    assert machine.host.find(host) is None and not segment.exists() and rt.ctx.memory_used == 0
+    assert machine.host.find(host) is None and not segment.exists() and rt.ctx.memory.used == 0
     await asyncio.wait_for(reset, 5)
     assert snapshot(machine) == before

@@ -17,8 +17,8 @@ from proto.errors import (
     ACL_ERROR_RT_PARAM_INVALID,
 )
 from server.npu import Machine, Runtime
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import download, upload
-from tests.server.npu.test_stream_control import fails
 
 BLOCKED = aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
 

@@ -23,8 +23,8 @@ from proto.errors import (
 )
 from server.npu import Machine, Runtime
 from server.npu.core.caller import calling_thread
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import download, upload, upload_into
-from tests.server.npu.test_stream_control import fails
 
 IMPORTER = (4321, 1)
 PEER = ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS

@@ -27,7 +27,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu import Runtime
-from tests.server.npu.test_stream_control import fails
+from tests.server.npu.core.test_stream_control import fails
 
 READY = aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_COMPLETE
 NOT_READY = aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_NOT_READY

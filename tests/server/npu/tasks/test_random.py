@@ -15,8 +15,8 @@ from proto.constants import aclDataType, aclmdlRICaptureMode, aclrtRandomNumFunc
 from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_DEVICE_MEM_ERROR, ACL_ERROR_RT_PARAM_INVALID, AclError
 from proto.randomnum import aclrtRandomNumTaskInfo, aclrtRandomParaInfo
 from server.npu import Runtime
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import download, read_bytes, upload, upload_into
-from tests.server.npu.test_stream_control import fails
 
 DT, F = aclDataType, aclrtRandomNumFuncType
 DROPOUT, UNIFORM = F.ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK, F.ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS

@@ -7,8 +7,8 @@ import numpy as np
 from proto.constants import ACL_MEMCPY_DEVICE_TO_DEVICE
 from proto.errors import ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INVALID_DEVICEID
 from server.npu import Runtime
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import download, upload
-from tests.server.npu.test_stream_control import fails
 
 
 async def test_peer_checks(rt: Runtime) -> None:

@@ -18,8 +18,8 @@ from proto.constants import (
 from proto.errors import ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_PARAM_INVALID
 from server.npu import Machine, Runtime
 from server.npu.core.caller import calling_thread
+from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import download
-from tests.server.npu.test_stream_control import fails
 
 BLOCKED = aclrtStreamStatus.ACL_STREAM_STATUS_NOT_READY
 IMPORTER = (4321, 1)  # (pid, thread) of the importing process

@@ -13,7 +13,7 @@ from proto.constants import ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MODEL_RI_CAPTURE_MO
 from server.npu import Runtime
 from server.npu.model import graph as modelgraph
 from tests.server.npu.devicekit import Vec
-from tests.server.npu.test_model_edit import kernel_params
+from tests.server.npu.model.test_model_edit import kernel_params
 
 N = 8
 RNG = np.random.default_rng(18)
