@@ -11,8 +11,12 @@ cannot be resolved is kept as its source text and reported by `OpDef.unresolved`
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from proto.aclnn.catalog.cheader import strip_comments
 from proto.constants import aclDataType
@@ -26,6 +30,20 @@ DEFINITION = re.compile(r"\b([A-Za-z_]\w*)\s*(?:\[\s*\w*\s*\])?\s*(=(?!=)|\{)")
 DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(.+?)\s*$", re.M)
 REPEATED = re.compile(r"\b(\w+)\s*\(\s*(\w+)\s*\.\s*size\s*\(\s*\)\s*,\s*([^();]+?)\s*\)\s*;")
 NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?[fFlLuU]*")
+ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], int | float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+LIMITS: dict[str, int | float] = {
+    "INT64_MAX": 2**63 - 1,
+    "INT64_MIN": -(2**63),
+    "INT32_MAX": 2**31 - 1,
+    "INT32_MIN": -(2**31),
+    "UINT32_MAX": 2**32 - 1,
+    "FLT_MAX": 3.4028234663852886e38,
+}
 
 
 @dataclass(frozen=True)
@@ -227,15 +245,13 @@ class _Reader:
         return 0
 
     def names(self, argument: str, prefix: str) -> tuple[str, ...]:
-        value = self.value(argument)
-        items = value if isinstance(value, list) else [value]
-        names = []
-        for item in items:
-            text = str(item)
-            if prefix not in text:
-                self.unresolved.append(text)
-            names.append(text.split(prefix, 1)[-1])
-        return tuple(names)
+        """A list of `ge::DT_*` or `ge::FORMAT_*` without the prefix; () if any entry cannot be read."""
+        items = _flattened(self.value(argument))
+        unreadable = [str(item) for item in items if not (isinstance(item, str) and item.startswith(prefix))]
+        if unreadable:
+            self.unresolved.append(argument)
+            return ()
+        return tuple(str(item).removeprefix(prefix) for item in items)
 
     def value(self, text: str, depth: int = 0) -> Value:
         """A C++ initializer as a value: literals, {lists}, ge:: enumerators and named constants."""
@@ -255,6 +271,11 @@ class _Reader:
         if NUMBER.fullmatch(text):
             number = text.rstrip("fFlLuU")
             return float(number) if re.search(r"[.eE]", number) else int(number)
+        if text in LIMITS:
+            return LIMITS[text]
+        arithmetic = _arithmetic(text)
+        if arithmetic is not None:
+            return arithmetic
         if "::DT_" in text or text.startswith("DT_"):
             return text.split("::")[-1]
         if "::FORMAT_" in text or text.startswith("FORMAT_"):
@@ -264,6 +285,33 @@ class _Reader:
             return self.value(definition, depth + 1)
         self.unresolved.append(text)
         return text
+
+
+def _arithmetic(text: str) -> int | float | None:
+    """The value of a constant expression of number literals (`1.0f / 6.0f`), or None."""
+    try:
+        tree = ast.parse(re.sub(r"(?<=[\d.])[fFlLuU]+\b", "", text), mode="eval")
+        return _evaluate(tree.body)
+    except (SyntaxError, ArithmeticError, ValueError):
+        return None
+
+
+def _evaluate(node: ast.expr) -> int | float:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+        return ARITHMETIC[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+    raise ValueError("not a constant expression")
+
+
+def _flattened(value: Value) -> list[Value]:
+    """The leaves of nested lists: C++ lets `{{a, b}}` initialise a vector of a, b."""
+    if not isinstance(value, list):
+        return [value]
+    return [leaf for item in value for leaf in _flattened(item)]
 
 
 def _split_top(text: str) -> list[str]:
