@@ -101,8 +101,9 @@ def _scan_header(scan: RepoScan, root: Path, path: Path, io: dict[str, list[tupl
         if function.name.endswith(WS_SUFFIX):
             listed = _definition_io(io.get(c_name, []), directory, len(function.params))
             documented: dict[str, Direction] = {}
+            names = [param.name for param in function.params[:-2]]
             for page in pages:
-                documented = {**page_directions(page, c_name), **documented}
+                documented = {**page_directions(page, c_name, names), **documented}
             op = _header_op(scan, relative, directory, function, declared.get(c_name), listed, documented)
             if op is not None:
                 scan.candidates.append(Candidate(op, relative))

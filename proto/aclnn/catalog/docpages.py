@@ -32,19 +32,39 @@ def role_direction(role: str) -> Direction | None:
     return None
 
 
-def page_directions(text: str, c_name: str) -> dict[str, Direction]:
-    """The directions the page gives the parameters of `<c_name>GetWorkspaceSize` (empty if it does not)."""
+def page_directions(text: str, c_name: str, names: list[str]) -> dict[str, Direction]:
+    """The directions the page gives the parameters `names` of `<c_name>GetWorkspaceSize`.
+
+    A page may spell a parameter differently from the header (`timeOutOptional` for `timeOut`): when the
+    page's own prototype has as many parameters as the header, its names are matched by position.
+    """
     section = _section(text, c_name)
     if section is None:
         return {}
-    directions: dict[str, Direction] = {}
+    by_page_name: dict[str, Direction] = {}
     for name, role in ROW.findall(section):
-        directions.setdefault(name, role_direction(role) or "in")
+        by_page_name.setdefault(name, role_direction(role) or "in")
     for name, role in ITEM.findall(section):
         direction = role_direction(role)
         if direction is not None:
-            directions.setdefault(name, direction)
-    return directions
+            by_page_name.setdefault(name, direction)
+    page_names = _prototype_names(text, c_name)
+    if len(page_names) == len(names):
+        renamed = {
+            header: by_page_name[page] for header, page in zip(names, page_names, strict=True) if page in by_page_name
+        }
+        by_page_name = {**by_page_name, **renamed}
+    return {name: by_page_name[name] for name in names if name in by_page_name}
+
+
+def _prototype_names(text: str, c_name: str) -> list[str]:
+    """The parameter names of the page's prototype of `<c_name>GetWorkspaceSize` (workspaceSize, executor dropped)."""
+    match = re.search(rf"\b{c_name}GetWorkspaceSize\s*\(([^()]*)\)", text)
+    if match is None:
+        return []
+    declarations = [item.strip() for item in re.sub(r"<[^>]*>|`", "", match.group(1)).split(",")]
+    names = [found.group(1) for item in declarations if (found := re.search(r"(\w+)\s*$", item))]
+    return names[:-2] if len(names) >= 2 else []
 
 
 def _section(text: str, c_name: str) -> str | None:

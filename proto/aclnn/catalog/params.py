@@ -54,7 +54,9 @@ def is_optional(name: str) -> bool:
     return name.endswith("Optional")
 
 
-def header_direction(index: int, param: CParam, io: Phase1Io | None, documented: Mapping[str, Direction]) -> Direction:
+def header_direction(
+    index: int, param: CParam, io: Phase1Io | None, documented: Mapping[str, Direction], trailing: bool = False
+) -> Direction:
     """The direction of a hand-written header's parameter at `index` (see the module docstring)."""
     if kind_of(param.ctype) not in TENSOR_KINDS:
         return "in"
@@ -68,7 +70,7 @@ def header_direction(index: int, param: CParam, io: Phase1Io | None, documented:
         return "out" if written and named_output else "in"  # a DFX_IN that lists the output too (aclnnLog)
     if param.name in documented:
         return documented[param.name]
-    return "out" if written or named_output else "in"
+    return "out" if written or named_output or trailing else "in"
 
 
 def header_params(
@@ -78,7 +80,12 @@ def header_params(
 
     An `Inplace...` operator in which nothing above finds the written tensor writes its first one.
     """
-    directions = [header_direction(index, param, io, documented) for index, param in enumerate(params)]
+    attributes = [index for index, param in enumerate(params) if kind_of(param.ctype) not in TENSOR_KINDS]
+    last_attribute = attributes[-1] if attributes else len(params)
+    directions = [
+        header_direction(index, param, io, documented, trailing=index > last_attribute)
+        for index, param in enumerate(params)
+    ]
     if inplace_op and "inplace" not in directions:
         tensors = [index for index, param in enumerate(params) if kind_of(param.ctype) in TENSOR_KINDS]
         if tensors:
