@@ -8,8 +8,10 @@ uint64, `double`, `float`, `bool`, `char *` string, `aclDataType` dtype; anythin
 Only tensors and tensor lists have a direction other than `in`. For a hand-written header it is read, in
 this order, from: a name ending in `Ref` (in place, CANN's naming); the `L2_DFX_PHASE_1` lists of the
 operator's C++ definition (both lists: in place; DFX_OUT only: out; a non-const `out`-named parameter
-listed in DFX_IN is still an output); the operator's doc page (`docpages`); and last the C type and
-name: non-const, or named `out`, `...Out`, `...Output` (not `gradOut...`/`dOut...`), is an output.
+listed in DFX_IN is still an output); the operator's doc page (`docpages`); and last the C type, name
+and place: non-const, named `out`, `...Out`, `...Output` (not `gradOut...`/`dOut...`), or after the last
+attribute (CANN puts outputs last), is an output. An `Inplace...` operator in which none of this finds a
+written tensor writes its first one.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 - Public headers: `<op dir>/op_api/aclnn_*.h` or `<op dir>/op_host/op_api/aclnn_*.h` (and the two `acl_*.h`
   of ops-math, aclStft and aclRfft1D), experimental ones included: their examples build against
   `aclnn_<op>.h` through `-I include/aclnnop`. Skipped: anything under `tests/` (unit-test helpers),
-  `3rd/` (ops-transformer's vendored copies of ops-nn operators) and `common/` (stubs and utilities).
+  `3rd/` (ops-transformer's vendored copies of ops-nn operators), `common/` (stubs and utilities) and
+  `examples/`, `scripts/` (programs, and the AddExample tutorial operator of the top-level examples).
 - OpDefs: `<op dir>/op_host/<op type>_def*.cpp`, for the op types a CMakeLists.txt registers with
   `ACLNNTYPE aclnn` (CANN generates a public `aclnn_<op>.h` for those; `aclnn_inner` gives a private
   aclnnInner header, `aclnn_exclude` none), as `cmake/func.cmake` `add_modules_sources` globs them.
