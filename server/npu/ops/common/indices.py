@@ -1,0 +1,27 @@
+"""Index arrays checked against the axis they index: the run-time half of the index operators' checks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from server.npu.ops.common.errors import invalid
+
+
+def checked(op: str, name: str, index: np.ndarray, size: int, negative: bool = True) -> np.ndarray:
+    """`index` as int64 values in [0, size): negative values count from the end when `negative` (torch's rule),
+    anything else out of range is a 161002 naming `name`."""
+    values = np.asarray(index).astype(np.int64)
+    low = -size if negative else 0
+    bad = (values < low) | (values >= size)
+    if bad.any():
+        first = values[bad].reshape(-1)[0]
+        raise invalid(op, name, f"index {int(first)} is out of range for an axis of size {size}")
+    return np.where(values < 0, values + size, values)
+
+
+def axis(op: str, name: str, value: int, rank: int) -> int:
+    """A dim/axis argument in [-rank, rank) as a non-negative axis (a 0-D tensor counts as rank 1)."""
+    rank = max(rank, 1)
+    if not -rank <= value < rank:
+        raise invalid(op, name, f"is {value}; it must lie in [{-rank}, {rank})")
+    return value % rank
