@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from server.npu.ops.common.errors import invalid
@@ -25,3 +28,27 @@ def axis(op: str, name: str, value: int, rank: int) -> int:
     if not -rank <= value < rank:
         raise invalid(op, name, f"is {value}; it must lie in [{-rank}, {rank})")
     return value % rank
+
+
+def advanced(op: str, self_shape: tuple[int, ...], indices: Sequence[np.ndarray | None]) -> tuple[Any, ...]:
+    """torch advanced indexing: an empty or None entry keeps its axis whole, a BOOL entry is a mask over as many
+    axes as it has, integer entries index one axis each (negative from the end)."""
+    if len(indices) > len(self_shape):
+        raise invalid(op, "indices", f"has {len(indices)} tensors; self has {len(self_shape)} axes")
+    key: list[Any] = []
+    dim = 0
+    for entry in indices:
+        if entry is None or (entry.size == 0 and entry.ndim == 1):
+            key.append(slice(None))
+            dim += 1
+        elif entry.dtype == np.bool_:
+            if entry.shape != self_shape[dim : dim + entry.ndim]:
+                raise invalid(op, "indices", f"mask {entry.shape} does not match self's axes {self_shape[dim:]}")
+            key.append(entry)
+            dim += entry.ndim
+        else:
+            if dim >= len(self_shape):
+                raise invalid(op, "indices", "indexes more axes than self has")
+            key.append(checked(op, "indices", entry, self_shape[dim]))
+            dim += 1
+    return tuple(key)

@@ -8,13 +8,12 @@ vnpu keeps the last write (accumulate sums them all).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
 from server.npu.ops.common.errors import invalid
-from server.npu.ops.common.indices import axis, checked
+from server.npu.ops.common.indices import advanced, axis, checked
 from server.npu.ops.common.numeric import is_float, store, wide
 
 Array = np.ndarray
@@ -77,30 +76,6 @@ def scatter_nd_update(varRef: Array, indices: Array, updates: Array, workspace: 
     varRef[where] = updates.reshape(flat.shape[0], *varRef.shape[depth:])
 
 
-def _advanced(op: str, self_shape: tuple[int, ...], indices: Sequence[Array | None]) -> tuple[Any, ...]:
-    """torch advanced indexing: an empty or None entry keeps its axis whole, a BOOL entry is a mask over as many
-    axes as it has, integer entries index one axis each (negative from the end)."""
-    if len(indices) > len(self_shape):
-        raise invalid(op, "indices", f"has {len(indices)} tensors; self has {len(self_shape)} axes")
-    key: list[Any] = []
-    dim = 0
-    for entry in indices:
-        if entry is None or (entry.size == 0 and entry.ndim == 1):
-            key.append(slice(None))
-            dim += 1
-        elif entry.dtype == np.bool_:
-            if entry.shape != self_shape[dim : dim + entry.ndim]:
-                raise invalid(op, "indices", f"mask {entry.shape} does not match self's axes {self_shape[dim:]}")
-            key.append(entry)
-            dim += entry.ndim
-        else:
-            if dim >= len(self_shape):
-                raise invalid(op, "indices", "indexes more axes than self has")
-            key.append(checked(op, "indices", entry, self_shape[dim]))
-            dim += 1
-    return tuple(key)
-
-
 def index_put_impl(
     selfRef: Array, indices: list[Array | None], values: Array, accumulate: bool, unsafe: bool,
     workspace: Array | None,
@@ -113,7 +88,7 @@ def index_put_impl(
     axes); values and selfRef one dtype. Accumulation of FLOAT16/BFLOAT16 is done in float32, rounded once.
     """
     op = "IndexPutImpl"
-    key = _advanced(op, selfRef.shape, indices)
+    key = advanced(op, selfRef.shape, indices)
     try:
         target_shape = np.empty(selfRef.shape, np.bool_)[key].shape
         np.broadcast_to(values, target_shape)
