@@ -111,9 +111,10 @@ def test_interleave_rope() -> None:
 
 
 def kv_call(**given: Any) -> None:
-    args: dict[str, Any] = dict(value=None, valueCacheRef=None, compressLensOptional=None, compressSeqOffsetOptional=None,
-                seqLensOptional=None, cacheModeOptional=None, scatterModeOptional=None, stridesOptional=None,
-                offsetsOptional=None, workspace=None)  # fmt: skip
+    args: dict[str, Any] = dict.fromkeys(
+        ("value", "valueCacheRef", "compressLensOptional", "compressSeqOffsetOptional", "seqLensOptional",
+         "cacheModeOptional", "scatterModeOptional", "stridesOptional", "offsetsOptional", "workspace")
+    )  # fmt: skip
     args.update(given)
     kv_cache.scatter_pa_kv_cache(**args)
 
