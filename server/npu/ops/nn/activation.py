@@ -1,4 +1,4 @@
-"""Activation kernels of ops-nn (hicann/ops-nn activation/): SwiGlu."""
+"""Activation kernels of ops-nn (hicann/ops-nn activation/): SwiGlu, Sigmoid, LogSoftmax (float32, rounded once)."""
 
 from __future__ import annotations
 
@@ -28,4 +28,27 @@ def swi_glu(x: Array, dim: int, out: Array, workspace: Array | None) -> None:
         store(out, a / (1 + np.exp(-a)) * b)
 
 
-FUNCTIONS: dict[str, Callable[..., None]] = {"SwiGlu": swi_glu}
+def sigmoid(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = 1 / (1 + exp(-self)).
+
+    Constraints (activation/sigmoid/op_api/aclnn_sigmoid.h): self FLOAT/FLOAT16/BFLOAT16/DOUBLE (COMPLEX not
+    handled); out self's shape and a float dtype.
+    """
+    with np.errstate(over="ignore"):
+        store(out, 1 / (1 + np.exp(-wide(self))))
+
+
+def log_softmax(self: Array, dim: int, out: Array, workspace: Array | None) -> None:
+    """out = self - max - log(sum(exp(self - max))) along dim.
+
+    Constraints (activation/log_softmax_v2/op_api/aclnn_logsoftmax.h): self FLOAT/FLOAT16/BFLOAT16/DOUBLE; dim in
+    [-rank, rank); out self's shape, a float dtype.
+    """
+    source = wide(self.reshape(1) if self.ndim == 0 else self)
+    d = axis("LogSoftmax", "dim", dim, source.ndim)
+    with np.errstate(invalid="ignore", over="ignore"):
+        shifted = source - np.max(source, axis=d, keepdims=True)
+        store(out, (shifted - np.log(np.sum(np.exp(shifted), axis=d, keepdims=True))).reshape(out.shape))
+
+
+FUNCTIONS: dict[str, Callable[..., None]] = {"SwiGlu": swi_glu, "Sigmoid": sigmoid, "LogSoftmax": log_softmax}
