@@ -9,35 +9,125 @@ from server.npu.ops import math, nn, transformer
 
 PACKAGES = {"math": math.FUNCTIONS, "nn": nn.FUNCTIONS, "transformer": transformer.FUNCTIONS}
 
-FIA_V4 = (
-    "query key value pseShiftOptional attenMaskOptional actualSeqLengthsOptional actualSeqLengthsKvOptional "
-    "deqScale1Optional quantScale1Optional deqScale2Optional quantScale2Optional quantOffset2Optional "
-    "antiquantScaleOptional antiquantOffsetOptional blockTableOptional queryPaddingSizeOptional "
-    "kvPaddingSizeOptional keyAntiquantScaleOptional keyAntiquantOffsetOptional valueAntiquantScaleOptional "
-    "valueAntiquantOffsetOptional keySharedPrefixOptional valueSharedPrefixOptional actualSharedPrefixLenOptional "
-    "queryRopeOptional keyRopeOptional keyRopeAntiquantScaleOptional dequantScaleQueryOptional "
-    "learnableSinkOptional numHeads scaleValue preTokens nextTokens inputLayout numKeyValueHeads sparseMode "
-    "innerPrecise blockSize antiquantMode softmaxLseFlag keyAntiquantMode valueAntiquantMode queryQuantMode "
-    "attentionOut softmaxLse"
-).split()
+FIA_V4 = [
+    "query",
+    "key",
+    "value",
+    "pseShiftOptional",
+    "attenMaskOptional",
+    "actualSeqLengthsOptional",
+    "actualSeqLengthsKvOptional",
+    "deqScale1Optional",
+    "quantScale1Optional",
+    "deqScale2Optional",
+    "quantScale2Optional",
+    "quantOffset2Optional",
+    "antiquantScaleOptional",
+    "antiquantOffsetOptional",
+    "blockTableOptional",
+    "queryPaddingSizeOptional",
+    "kvPaddingSizeOptional",
+    "keyAntiquantScaleOptional",
+    "keyAntiquantOffsetOptional",
+    "valueAntiquantScaleOptional",
+    "valueAntiquantOffsetOptional",
+    "keySharedPrefixOptional",
+    "valueSharedPrefixOptional",
+    "actualSharedPrefixLenOptional",
+    "queryRopeOptional",
+    "keyRopeOptional",
+    "keyRopeAntiquantScaleOptional",
+    "dequantScaleQueryOptional",
+    "learnableSinkOptional",
+    "numHeads",
+    "scaleValue",
+    "preTokens",
+    "nextTokens",
+    "inputLayout",
+    "numKeyValueHeads",
+    "sparseMode",
+    "innerPrecise",
+    "blockSize",
+    "antiquantMode",
+    "softmaxLseFlag",
+    "keyAntiquantMode",
+    "valueAntiquantMode",
+    "queryQuantMode",
+    "attentionOut",
+    "softmaxLse",
+]
 FIA_V5 = [
     *FIA_V4[:29], "qStartIdxOptional", "kvStartIdxOptional", *FIA_V4[29:43], "pseType", *FIA_V4[43:]
 ]  # fmt: skip
-IFA_V4 = (
-    "query key value pseShift attenMask actualSeqLengths dequantScale1 quantScale1 dequantScale2 quantScale2 "
-    "quantOffset2 antiquantScale antiquantOffset blocktable kvPaddingSize numHeads scaleValue inputLayout "
-    "numKeyValueHeads blockSize innerPrecise attentionOut"
-).split()
-PFA_V3 = (
-    "query key value pseShift attenMask actualSeqLengths actualSeqLengthsKv deqScale1 quantScale1 deqScale2 "
-    "quantScale2 quantOffset2 numHeads scaleValue preTokens nextTokens inputLayout numKeyValueHeads sparseMode "
-    "innerPrecise attentionOut"
-).split()
-FAS = (
-    "query key value realShiftOptional dropMaskOptional paddingMaskOptional attenMaskOptional prefixOptional "
-    "scaleValue keepProb preTokens nextTokens headNum inputLayout innerPrecise sparseMode softmaxMaxOut "
-    "softmaxSumOut softmaxOutOut attentionOutOut"
-).split()
+IFA_V4 = [
+    "query",
+    "key",
+    "value",
+    "pseShift",
+    "attenMask",
+    "actualSeqLengths",
+    "dequantScale1",
+    "quantScale1",
+    "dequantScale2",
+    "quantScale2",
+    "quantOffset2",
+    "antiquantScale",
+    "antiquantOffset",
+    "blocktable",
+    "kvPaddingSize",
+    "numHeads",
+    "scaleValue",
+    "inputLayout",
+    "numKeyValueHeads",
+    "blockSize",
+    "innerPrecise",
+    "attentionOut",
+]
+PFA_V3 = [
+    "query",
+    "key",
+    "value",
+    "pseShift",
+    "attenMask",
+    "actualSeqLengths",
+    "actualSeqLengthsKv",
+    "deqScale1",
+    "quantScale1",
+    "deqScale2",
+    "quantScale2",
+    "quantOffset2",
+    "numHeads",
+    "scaleValue",
+    "preTokens",
+    "nextTokens",
+    "inputLayout",
+    "numKeyValueHeads",
+    "sparseMode",
+    "innerPrecise",
+    "attentionOut",
+]
+FAS = [
+    "query",
+    "key",
+    "value",
+    "realShiftOptional",
+    "dropMaskOptional",
+    "paddingMaskOptional",
+    "attenMaskOptional",
+    "prefixOptional",
+    "scaleValue",
+    "keepProb",
+    "preTokens",
+    "nextTokens",
+    "headNum",
+    "inputLayout",
+    "innerPrecise",
+    "sparseMode",
+    "softmaxMaxOut",
+    "softmaxSumOut",
+    "softmaxOutOut",
+    "attentionOutOut",
+]
 
 
 def parameters(name: str) -> list[str]:
