@@ -238,3 +238,23 @@ def test_v1_and_mode_zero_prefill_names() -> None:
     with pytest.raises(AclError) as caught:
         call_with(fia.fused_infer_attention_score, **v1)
     assert caught.value.message.startswith("blockTable:") and caught.value.api == "aclnnFusedInferAttentionScore"
+
+
+@pytest.mark.parametrize("version", ["V2", "V3"])
+def test_v2_v3_share_the_kernel_and_write_strided_outputs(version: str) -> None:
+    rng = np.random.default_rng(SEED + 11)
+    case = Paged(rng, 4, 2, [5, 33], np.float16)
+    expected = np.zeros(case.q.shape, np.float16)
+    v4(query=case.q, key=[case.k], value=[case.v], actualSeqLengthsKvOptional=case.lengths,
+       blockTableOptional=case.table, numHeads=4, numKeyValueHeads=2, blockSize=16, attentionOut=expected)  # fmt: skip
+    backing = np.zeros((*case.q.shape[:3], 2 * case.q.shape[3]), np.float16)
+    strided = backing[..., ::2]  # a non-contiguous output view
+    arguments = defaults(
+        query=case.q, key=[case.k], value=[case.v], actualSeqLengthsKvOptional=case.lengths,
+        blockTableOptional=case.table, numHeads=4, numKeyValueHeads=2, blockSize=16, attentionOut=strided,
+    )  # fmt: skip
+    for name in ("queryQuantMode", "pseType"):
+        arguments.pop(name)
+    kernel = fia.FUNCTIONS[f"FusedInferAttentionScore{version}"]
+    call_with(kernel, **arguments)
+    assert (backing[..., ::2] == expected).all() and (backing[..., 1::2] == 0).all()
