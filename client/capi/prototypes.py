@@ -27,7 +27,9 @@ STD_TYPES = (
 STD_HEADERS = ("stdint.h", "stddef.h", "stdlib.h", "stdbool.h", "string.h", "stdio.h")
 # the library that exports a header's functions, by the first part of its path
 LIBRARIES = {"acl": "ascendcl", "vnpu": "ascendcl", "aclnn": "nnopbase", "aclnnop": "opapi"}
-LIBRARIES.update({"mstx": "ascendcl", "profiling": "ascendcl"})
+LIBRARIES.update({"mstx": "ascendcl", "profiling": "ascendcl", "hccl": "hccl"})
+# headers whose functions another library exports than their directory's (CANN's legacy operator compiler)
+HEADER_LIBRARIES = {"acl/acl_op_compiler.h": "acl_op_compiler"}
 
 
 class PrototypeError(Exception):
@@ -50,7 +52,7 @@ class Prototype:
 
     @property
     def library(self) -> str:
-        return LIBRARIES[self.header.split("/", 1)[0]]
+        return HEADER_LIBRARIES.get(self.header) or LIBRARIES[self.header.split("/", 1)[0]]
 
     @property
     def declaration(self) -> str:

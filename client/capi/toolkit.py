@@ -7,9 +7,14 @@
                                    name it too)
     lib64/libnnopbase.so           the aclnn host objects
     lib64/libopapi.so              the operators
+    lib64/libacl_op_compiler.so    the legacy operator compiler's options (aclop execution is refused)
+    lib64/libhccl.so               HCCL for one rank (hccl/hccl.h)
+    lib64/libge_runner.so, libgraph.so   empty: torch_npu links them and calls nothing in them
     lib64/libc_sec.so              the secure C functions (securec.h), plain C
     bin/setenv.bash                what CANN's environment script sets, pointing here
-    share/info/runtime/version.info
+    share/info/<package>/version.info    the version each package reports (aclsysGetVersionStr, ...)
+    ascend_toolkit_install.info    the same version, where torch_npu's import check reads it
+    opp/ runtime/ compiler/        the directories torch_npu's import check requires (empty)
 
 The libraries are CFFI embedding-mode libraries: each exported C function is implemented in Python by
 `client.capi.bridge`, inside the program, in the interpreter that built the toolkit (its path is compiled in, so a
@@ -33,7 +38,7 @@ import tempfile
 from pathlib import Path
 
 from client.capi import headers as _headers
-from client.capi.prototypes import LIBRARIES, PrototypeError, Table, read_table
+from client.capi.prototypes import HEADER_LIBRARIES, LIBRARIES, PrototypeError, Table, read_table
 from proto import operators as _operators
 from proto.identity import CANN_VERSION
 
@@ -54,6 +59,8 @@ _RUNTIME_NAMES = ("acl_rt", "acl_rt_impl", "acl_tdt_channel", "acl_tdt_queue", "
 ALIASES = {name: "ascendcl" for name in _RUNTIME_NAMES}
 ENTRY_HEADERS = (
     "acl/acl.h",
+    "acl/acl_op_compiler.h",
+    "hccl/hccl.h",
     "acl/acl_rt_allocator.h",
     "acl/acl_tdt.h",
     "acl/acl_tdt_queue.h",
@@ -61,6 +68,16 @@ ENTRY_HEADERS = (
     "vnpu/vnpu.h",
     *("acl/acl_prof.h", "acl/acl_dump.h", "profiling/aprof_pub.h", "mstx/ms_tools_ext.h"),  # profiling, dump
 )
+
+
+# libraries a library NEEDs (built first), so that dlsym through its handle finds their functions too, as in CANN
+# (torch_npu looks the runtime's SysParamOpt functions up through libacl_op_compiler's handle)
+NEEDS: dict[str, tuple[str, ...]] = {"acl_op_compiler": ("ascendcl",), "hccl": ("ascendcl",)}
+EMPTY_LIBRARIES = ("ge_runner", "graph")  # only their names are needed: torch_npu calls nothing in them
+# the packages whose version.info the toolkit holds (share/info/<name>): CANN's names for the runtime (also the
+# whole of CANN), HCCL, the compiler and the tools (aclsysGetCANNVersion reads them by aclCANNPackageName)
+PACKAGES = ("runtime", "hccl", "bisheng-compiler", "oam-tools")
+LAYOUT_DIRECTORIES = ("opp", "runtime", "compiler")  # torch_npu's import requires them under ASCEND_HOME_PATH
 
 
 class ToolkitError(Exception):
@@ -152,13 +169,30 @@ def _build(staging: Path, cc: str) -> None:
         raise ToolkitError(str(error)) from None
     lib64 = staging / "lib64"
     lib64.mkdir(parents=True)
-    for library in sorted(set(LIBRARIES.values())):
+    for library in build_order(set(LIBRARIES.values()) | set(HEADER_LIBRARIES.values())):
         _compile(table, library, include, lib64, staging / "build", cc)
     for alias, target in ALIASES.items():
         (lib64 / f"lib{alias}.so").symlink_to(f"lib{target}.so")
     _compile_securec(include, lib64, cc)
+    for library in EMPTY_LIBRARIES:
+        _compile_plain(f"/* lib{library}.so: empty (vnpu) */\n", library, include, lib64, cc)
     _write_files(staging)
     shutil.rmtree(staging / "build", ignore_errors=True)
+
+
+def build_order(libraries: set[str]) -> list[str]:
+    """The libraries in name order, each after the ones it NEEDs."""
+    ordered: list[str] = []
+
+    def visit(library: str) -> None:
+        for need in NEEDS.get(library, ()):
+            visit(need)
+        if library not in ordered:
+            ordered.append(library)
+
+    for library in sorted(libraries):
+        visit(library)
+    return ordered
 
 
 def _operator_headers(include: Path) -> list[str]:
@@ -181,10 +215,17 @@ def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path
         define_macros=[
             ("VNPU_PYTHON", f'L"{sys.executable}"'),
             ("VNPU_LIBRARY", f'"lib{library}.so"'),
+            ("VNPU_PYTHON_TEXT", _c_string(sys.executable)),
+            ("VNPU_SOURCE", _c_string(str(PACKAGE.parent.parent))),
             (f"VNPU_LIBRARY_{library}", "1"),
         ],
         extra_compile_args=["-Wno-deprecated-declarations"],
-        extra_link_args=[f"-Wl,-soname,lib{library}.so", f"-Wl,-rpath,{sysconfig.get_config_var('LIBDIR')}"],
+        extra_link_args=[
+            f"-Wl,-soname,lib{library}.so",
+            f"-Wl,-rpath,{sysconfig.get_config_var('LIBDIR')}",
+            *(["-Wl,-rpath,$ORIGIN", f"-L{lib64}", "-Wl,--no-as-needed"] if NEEDS.get(library) else []),
+            *(f"-l{need}" for need in NEEDS.get(library, ())),
+        ],
     )
     exported = [
         (p.name, p.result, [(q.ctype, q.name) for q in p.params])
@@ -210,16 +251,26 @@ def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path
         raise ToolkitError(f"building lib{library}.so failed: {error}") from None
 
 
+def _c_string(text: str) -> str:
+    """`text` as a C string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _compile_securec(include: Path, lib64: Path, cc: str) -> None:
     """libc_sec.so, plain C (`c/securec.c`): the secure C functions are no ACL calls, so no Python is behind them."""
+    _compile_plain((PACKAGE / "c" / "securec.c").read_text(), "c_sec", include, lib64, cc)
+
+
+def _compile_plain(source: str, library: str, include: Path, lib64: Path, cc: str) -> None:
+    """lib<library>.so from plain C (no Python behind it)."""
     import subprocess
 
-    source = PACKAGE / "c" / "securec.c"
-    target = lib64 / "libc_sec.so"
+    target = lib64 / f"lib{library}.so"
     args = [cc, "-std=c11", "-D_GNU_SOURCE", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", f"-I{include}"]
-    done = subprocess.run([*args, str(source), "-o", str(target), "-Wl,-soname,libc_sec.so"], capture_output=True)
+    command = [*args, "-x", "c", "-", "-o", str(target), f"-Wl,-soname,lib{library}.so"]
+    done = subprocess.run(command, input=source.encode(), capture_output=True)
     if done.returncode != 0:
-        raise ToolkitError(f"building libc_sec.so failed: {done.stderr.decode(errors='replace')}")
+        raise ToolkitError(f"building lib{library}.so failed: {done.stderr.decode(errors='replace')}")
 
 
 def _write_files(staging: Path) -> None:
@@ -229,9 +280,13 @@ def _write_files(staging: Path) -> None:
     cmake = staging / "tikcpp" / "ascendc_kernel_cmake"  # where the samples' set_sample_env.sh looks
     cmake.mkdir(parents=True)
     (cmake / "ascendc.cmake").write_text((PACKAGE / "ascendc.cmake").read_text())
-    info = staging / "share" / "info" / "runtime"
-    info.mkdir(parents=True)
-    (info / "version.info").write_text(f"Version={VERSION}\nversion_dir=vnpu\n")
+    for package in PACKAGES:
+        info = staging / "share" / "info" / package
+        info.mkdir(parents=True)
+        (info / "version.info").write_text(f"Version={VERSION}\nversion_dir=vnpu\n")
+    (staging / "ascend_toolkit_install.info").write_text(f"package_name=vnpu\nversion={VERSION}\n")
+    for directory in LAYOUT_DIRECTORIES:
+        (staging / directory).mkdir()
     stamp = staging / "share" / "vnpu"
     stamp.mkdir(parents=True)
     (stamp / "python").write_text(sys.executable + "\n")
