@@ -65,6 +65,7 @@ from typing import Any
 import proto.aclnn as _aclnn
 import proto.errors as _errors
 import proto.host as _host
+import proto.legacyop as _legacyop
 import proto.operators as _operators
 import proto.randomnum as _randomnum
 from client import callbacks as _callbacks
@@ -79,7 +80,7 @@ from client.errors import TransportError as TransportError
 from client.hostbuf import HostBuffer as HostBuffer
 from client.routing import Router, parse_devices
 from client.session import Session as Session
-from proto.calltable import CALLS, aclmdlRITaskParams
+from proto.calltable import BEFORE_INIT, CALLS, aclmdlRITaskParams
 from proto.calltable import STRUCTS as WIRE_STRUCTS
 from proto.constants import flat_constants
 from proto.errors import ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_UNINITIALIZE
@@ -113,9 +114,12 @@ def not_initialized(api: str, remedy: str) -> AclError:
 
 def _function(api: str) -> Callable[..., Any]:
     names = CALLS[api].arg_names
+    early = api in BEFORE_INIT
 
     def function(*args: Any) -> Any:
         try:
+            if early and _current is None:
+                return _before_init(api, *args)
             return current(api).call(api, *args)
         except AclError as error:
             _lasterror.note(error)
@@ -127,6 +131,16 @@ def _function(api: str) -> Callable[..., Any]:
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
     )
     return function
+
+
+def _before_init(api: str, *args: Any) -> Any:
+    """A call the runtime answers before aclInit (BEFORE_INIT): through a session of its own, closed after."""
+    config = load(None)
+    session: Session | Router = Router(parse_devices(config.devices), config) if config.devices else Session(config)
+    try:
+        return session.call(api, *args)
+    finally:
+        session.close()
 
 
 def aclInit(config_path: str | None = None) -> None:  # noqa: N802
@@ -203,6 +217,7 @@ HOST_FUNCTIONS = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name
 HOST_FUNCTIONS |= {found.decl.ws_name: found.ws_function for found in _operators.USER.values()}
 HOST_FUNCTIONS |= (
     _host.FUNCTIONS
+    | _legacyop.FUNCTIONS
     | _exceptions.FUNCTIONS
     | {"aclrtRegStreamStateCallback": _streamstate.aclrtRegStreamStateCallback}
     | _kernels.HOST

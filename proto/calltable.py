@@ -303,6 +303,11 @@ RoutePair = Annotated[list[U32], Field(min_length=2, max_length=2)]
 RouteStatus = Annotated[list[I64], Field(min_length=3, max_length=3)]
 
 
+# the calls the runtime answers before aclInit (from the driver, with no ACL state): torch.npu.is_available() asks
+# the device count first
+BEFORE_INIT: Final = frozenset({"aclrtGetDeviceCount"})
+
+
 @dataclass(frozen=True)
 class Call:
     """One function of the table. `asynchronous`: a C call that only queues work (a launch, an async copy, an
@@ -360,6 +365,7 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtGetDevice", out=(("deviceId", I32),)),
     call("aclrtGetDeviceCount", out=(("count", U32),)),
     call("aclrtSynchronizeDevice"),
+    call("aclrtSynchronizeDeviceWithTimeout", ("timeout", I32)),
     call("aclrtGetDeviceInfo", ("deviceId", U32), ("attr", I32), out=(("value", I64),)),
     call("aclrtGetDeviceCapability", ("deviceId", I32), ("devFeatureType", I32), out=(("value", I32),)),
     call("aclrtQueryDeviceStatus", ("deviceId", I32), out=(("deviceStatus", I32),)),
@@ -385,11 +391,19 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtResetDeviceResLimit", ("deviceId", I32)),
     call("aclrtGetResInCurrentThread", ("type", I32), out=(("value", U32),)),
     call("aclrtSetOpWaitTimeout", ("timeout", U32)),
+    call("aclrtSetOpExecuteTimeOut", ("timeout", U32)),
+    call("aclrtSetOpExecuteTimeOutWithMs", ("timeout", U32)),
+    call("aclrtSetOpExecuteTimeOutV2", ("timeout", U64), out=(("actualTimeout", U64),)),
+    call("aclrtSetSysParamOpt", ("opt", I32), ("value", I64)),
+    call("aclrtGetSysParamOpt", ("opt", I32), out=(("value", I64),)),
+    call("aclrtCtxSetSysParamOpt", ("opt", I32), ("value", I64)),
+    call("aclrtCtxGetSysParamOpt", ("opt", I32), out=(("value", I64),)),
     call("aclrtDeviceCanAccessPeer", ("deviceId", I32), ("peerDeviceId", I32), out=(("canAccessPeer", I32),)),
     call("aclrtDeviceEnablePeerAccess", ("peerDeviceId", I32), ("flags", U32)),
     call("aclrtDeviceDisablePeerAccess", ("peerDeviceId", I32)),
     # memory
     call("aclrtMalloc", ("size", U64), ("policy", I32), out=(("devPtr", U64),)),
+    call("aclrtMallocAlign32", ("size", U64), ("policy", I32), out=(("devPtr", U64),)),
     call("aclrtFree", ("devPtr", Ptr)),
     call("aclrtMallocHost", ("size", U64), out=(("hostPtr", U64),)),
     call("aclrtFreeHost", ("hostPtr", Ptr)),

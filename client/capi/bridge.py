@@ -30,9 +30,11 @@ from client.capi import (
     convert,
     exceptions,
     hostobj,
+    hostprocess,
     ipc,
     kernels,
     labels,
+    legacyop,
     markers,
     modeledit,
     models,
@@ -44,7 +46,7 @@ from client.capi import (
 from client.capi.convert import Bound, C
 from client.core import c_call
 from client.errors import ServerError, TransportError
-from proto.calltable import CALLS
+from proto.calltable import BEFORE_INIT, CALLS
 from proto.errors import (
     ACL_ERROR_INTERNAL_ERROR,
     ACL_ERROR_INVALID_PARAM,
@@ -90,7 +92,7 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
             record(str(error) if error.api else f"{name}: {error}")
             return _failure_value(result, error.code)
         except TransportError as error:
-            uninitialized = acl._current is None and name != "aclInit"
+            uninitialized = acl._current is None and name != "aclInit" and name not in BEFORE_INIT
             record(f"{name}: {error}" + ("" if not uninitialized else " (the program has not called aclInit)"))
             return _failure_value(result, ACL_ERROR_UNINITIALIZE if uninitialized else ACL_ERROR_INTERNAL_ERROR)
         except ServerError as error:
@@ -210,6 +212,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclGetCannAttributeList": aclGetCannAttributeList,
     **convert.SPECIAL,
     **hostobj.SPECIAL,
+    **hostprocess.SPECIAL,
     **allocator.SPECIAL,
     **callbacks.SPECIAL,
     **condmodel.SPECIAL,
@@ -217,6 +220,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **ipc.SPECIAL,
     **kernels.SPECIAL,
     **labels.SPECIAL,
+    **legacyop.SPECIAL,
     **markers.SPECIAL,
     **modeledit.SPECIAL,
     **models.SPECIAL,

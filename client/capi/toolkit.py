@@ -72,7 +72,7 @@ ENTRY_HEADERS = (
 
 # libraries a library NEEDs (built first), so that dlsym through its handle finds their functions too, as in CANN
 # (torch_npu looks the runtime's SysParamOpt functions up through libacl_op_compiler's handle)
-NEEDS: dict[str, tuple[str, ...]] = {"acl_op_compiler": ("ascendcl",), "hccl": ("ascendcl",)}
+NEEDS: dict[str, tuple[str, ...]] = {"acl_op_compiler": ("ascendcl",), "hccl": ("ascendcl",), "opapi": ("nnopbase",)}
 EMPTY_LIBRARIES = ("ge_runner", "graph")  # only their names are needed: torch_npu calls nothing in them
 # the packages whose version.info the toolkit holds (share/info/<name>): CANN's names for the runtime (also the
 # whole of CANN), HCCL, the compiler and the tools (aclsysGetCANNVersion reads them by aclCANNPackageName)

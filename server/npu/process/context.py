@@ -73,6 +73,7 @@ class AclContext:
     refs: int = 0  # primary only: aclrtSetDevice calls not yet matched by an aclrtResetDevice
     # its overflow status (the runtime's OVERFLOW_ADDR_MAX_SIZE bytes): read and cleared by stream tasks
     overflow_status: np.ndarray = field(default_factory=lambda: np.zeros(OVERFLOW_AREA, np.uint8), repr=False)
+    sys_params: dict[int, int] = field(default_factory=dict)  # aclrtCtxSetSysParamOpt: no default
 
     def __str__(self) -> str:
         kind = "primary context" if self.primary else "context"
@@ -136,6 +137,8 @@ class Context:
         self.peer_access: set[tuple[int, int]] = set()  # (device, peer it may access): aclrtDeviceEnablePeerAccess
         self.res_limits: dict[tuple[int, int], int] = {}  # (device, aclrtDevResLimitType) -> cores allowed
         self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
+        self.op_execute_timeout_us = 0  # aclrtSetOpExecuteTimeOut(V2): 0 = the device's default
+        self.sys_params: dict[int, int] = {}  # aclrtSetSysParamOpt: each option 0 until set
         self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
         self.releases: dict[int, asyncio.Lock] = {}  # device index -> held while a release of it frees (one at a time)
 

@@ -18,13 +18,13 @@ from server.npu.process.context import Context
 from server.npu.process.ipc import close_exports
 
 
-def malloc_device(context: Context, size: int, policy: int) -> int:
+def malloc_device(context: Context, size: int, policy: int, padding: bool = True) -> int:
     """`size` bytes of the thread's device, charged to `context` (aclrtMalloc, and the runtime's own device
-    memory that a call hands to the program, such as a label list)."""
+    memory that a call hands to the program, such as a label list); `padding`: the runtime's 32 extra bytes."""
     device = context.device()
     context.memory.charge(size)
     try:
-        block = device.arena.malloc(size, policy)
+        block = device.arena.malloc(size, policy, padding)
     except OutOfSpace as full:
         context.memory.used -= size
         raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device.index} is out of memory: {full}") from None

@@ -7,6 +7,7 @@ import asyncio
 from proto.errors import (
     ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
     ACL_ERROR_RT_STREAM_CAPTURED,
+    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
     AclError,
 )
 from server.npu.area import Area, acl_call, require
@@ -69,22 +70,38 @@ class DeviceCalls(Area):
 
     @acl_call
     def aclrtGetDeviceCount(self) -> int:
+        """Answered before aclInit too, as the runtime answers it from the driver (torch.npu.is_available asks)."""
         return len(self.machine.devices)
 
     @acl_call
     async def aclrtSynchronizeDevice(self) -> None:
         """Wait for every stream of this context on the current device; raise the first sticky error."""
+        await self._synchronize_device(None, "aclrtSynchronizeDevice")
+
+    @acl_call
+    async def aclrtSynchronizeDeviceWithTimeout(self, timeout: int) -> None:
+        """`timeout` in ms, -1 to wait forever; ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when it runs out first."""
+        require(timeout == -1 or timeout > 0, f"timeout must be -1 or > 0 ms, got {timeout}")
+        await self._synchronize_device(None if timeout == -1 else timeout / 1000, "aclrtSynchronizeDeviceWithTimeout")
+
+    async def _synchronize_device(self, seconds: float | None, api: str) -> None:
         device = self.ctx.device()
         streams = devices.streams_of(self.ctx, device)
         for stream in streams:
             if stream in self.ctx.capturing:
                 raise AclError(
                     ACL_ERROR_RT_STREAM_CAPTURED,
-                    f"aclrtSynchronizeDevice is not allowed while {stream} is capturing ({self.ctx.capturing[stream]})",
+                    f"{api} is not allowed while {stream} is capturing ({self.ctx.capturing[stream]})",
                 )
-        await asyncio.gather(*(s.reach(s.issued) for s in streams))
+        reached = await asyncio.gather(*(s.reach(s.issued, seconds) for s in streams))
+        late = [stream for stream, done in zip(streams, reached, strict=True) if not done]
+        if late:
+            raise AclError(
+                ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                f"device {device.index} still has unfinished work after {seconds:g} s on {', '.join(map(str, late))}",
+            )
         for stream in streams:
-            stream.raise_error("aclrtSynchronizeDevice")
+            stream.raise_error(api)
 
     @acl_call
     def aclrtSetOpWaitTimeout(self, timeout: int) -> None:

@@ -38,11 +38,20 @@ class MemoryCalls(Area):
     @acl_call
     def aclrtMalloc(self, size: int, policy: int) -> int:
         """Device memory: 64-byte aligned, uninitialised, no synchronisation."""
+        return self._malloc(size, policy, padding=True)
+
+    @acl_call
+    def aclrtMallocAlign32(self, size: int, policy: int) -> int:
+        """aclrtMalloc without the runtime's 32 padding bytes: the size rounded up to 32 only (torch_npu's caching
+        allocator takes its blocks this way)."""
+        return self._malloc(size, policy, padding=False)
+
+    def _malloc(self, size: int, policy: int, padding: bool) -> int:
         require(size > 0, f"size must be > 0, got {size}")
         if (policy & 0xFF) not in _POLICY_BASES or policy & ~(0xFF | _POLICY_BITS):
             taken = not_member("policy", policy, aclrtMemMallocPolicy, _POLICY_BASES, bits=True)
             raise AclError(ACL_ERROR_INVALID_PARAM, f"{taken}, optionally | {_POLICY_OR}")
-        return malloc_device(self.ctx, size, policy)
+        return malloc_device(self.ctx, size, policy, padding)
 
     @acl_call
     def aclrtFree(self, dev_ptr: int | None) -> None:
