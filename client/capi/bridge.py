@@ -29,6 +29,7 @@ from client.capi import (
     condmodel,
     convert,
     exceptions,
+    hccl,
     hostobj,
     hostprocess,
     ipc,
@@ -81,6 +82,8 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
             return None
         if result in ERROR_RESULTS:
             return code
+        if result == "HcclResult":  # HCCL's own codes (an ACL code underneath becomes the HCCL code for it)
+            return hccl.hccl_code(code)
         return null if result.endswith("*") else 0
 
     def function(*args: Any) -> Any:
@@ -211,6 +214,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclsysGetVersionStr": aclsysGetVersionStr,
     "aclGetCannAttributeList": aclGetCannAttributeList,
     **convert.SPECIAL,
+    **hccl.SPECIAL,
     **hostobj.SPECIAL,
     **hostprocess.SPECIAL,
     **allocator.SPECIAL,

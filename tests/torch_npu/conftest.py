@@ -73,12 +73,20 @@ class TorchRun:
 
 
 def run_torch(
-    toolkit: Path, daemon: Daemon, script: Path, *args: str, queue: str | None = "0", timeout: float = TORCH_TIMEOUT_S
+    toolkit: Path,
+    daemon: Daemon,
+    script: Path,
+    *args: str,
+    queue: str | None = "0",
+    timeout: float = TORCH_TIMEOUT_S,
+    port: int | None = None,
 ) -> TorchRun:
     """`script` in a torch process set up as a user would: the toolkit's setenv.bash, the daemon's endpoint, and
-    torch_npu's task queue as `queue` says (None: unset, torch_npu's default)."""
+    torch_npu's task queue as `queue` says (None: unset, torch_npu's default); `port`: torch.distributed's."""
     daemon.check_alive()
     env = clean_env() | {"VNPU_ENDPOINT": daemon.url, "PYTHONPATH": str(ROOT)}
+    if port is not None:
+        env |= {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
     env.pop("TASK_QUEUE_ENABLE", None)
     if queue is not None:
         env["TASK_QUEUE_ENABLE"] = queue
