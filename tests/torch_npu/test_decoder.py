@@ -1,0 +1,26 @@
+"""A tiny LLaMA-style decoder, greedy decode, eager and with each step captured and replayed: the CPU's tokens,
+or a refusal naming the operator vnpu's library lacks (today embedding's GatherV2: aclnnEmbedding is not in the
+operator library yet; inside a capture torch_npu itself refuses the legacy path) — never other tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.daemons import Daemon
+from tests.torch_npu.conftest import HERE, run_torch
+
+
+def test_decode_gives_the_cpus_tokens_or_names_the_missing_operator(toolkit: Path, daemon: Daemon) -> None:
+    run = run_torch(toolkit, daemon, HERE / "decoder_cases.py")
+    cases = run.cases()
+    assert set(cases) == {"eager", "captured"}, run.stderr[-3000:]
+    for case in cases.values():
+        assert case["result"] in ("ok", "refused"), case
+        if case["result"] == "refused":
+            assert "aclop" in case["error"], case["error"]
+
+
+def test_the_example_runs(toolkit: Path, daemon: Daemon) -> None:
+    run = run_torch(toolkit, daemon, HERE.parent.parent / "examples" / "torch_npu" / "graph_update.py")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "all matches the CPU" in run.stdout
