@@ -28,6 +28,8 @@ DOCS: Final[dict[str, str]] = {
     "aclrtSynchronizeDeviceWithTimeout": "aclrtSynchronizeDevice that gives up after timeout ms (-1: never).",
     "aclrtGetDeviceInfo": "One attribute (aclrtDevAttr) of a device, such as its core count or memory size.",
     "aclrtGetDeviceCapability": "Whether a device supports a feature (aclrtDevFeatureType).",
+    "aclrtDeviceGetUuid": "A device's unique id (aclrtUuid).",
+    "aclGetDeviceCapability": "A platform number of a device (aclDeviceInfo: AI cores, vector cores, L2 size).",
     "aclrtQueryDeviceStatus": "Whether a device is running normally or has failed.",
     "aclrtGetErrorVerbose": "Details of the last error a device reported: its type and whether it can be repaired.",
     "aclrtGetDeviceUtilizationRate": "How busy a device's cube, vector and AI CPU units and its memory are.",

@@ -15,6 +15,7 @@ from proto import constants as c
 ENUM_ARGS: Final[dict[str, dict[str, type[IntEnum]]]] = {
     # arguments and results of calls, by C name, then parameter name (a result: the out-parameter's name)
     "aclrtGetDeviceInfo": {"attr": c.aclrtDevAttr},
+    "aclGetDeviceCapability": {"deviceInfo": c.aclDeviceInfo},
     "aclrtGetDeviceCapability": {"devFeatureType": c.aclrtDevFeatureType},
     "aclrtQueryDeviceStatus": {"deviceStatus": c.aclrtDeviceStatus},
     "aclrtGetErrorVerbose": {"errorType": c.aclrtErrorType},

@@ -368,6 +368,8 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtSynchronizeDeviceWithTimeout", ("timeout", I32)),
     call("aclrtGetDeviceInfo", ("deviceId", U32), ("attr", I32), out=(("value", I64),)),
     call("aclrtGetDeviceCapability", ("deviceId", I32), ("devFeatureType", I32), out=(("value", I32),)),
+    call("aclGetDeviceCapability", ("deviceId", U32), ("deviceInfo", I32), out=(("value", I64),)),
+    call("aclrtDeviceGetUuid", ("deviceId", I32), out=(("uuid", Bytes),), doc="The 16 bytes of aclrtUuid."),
     call("aclrtQueryDeviceStatus", ("deviceId", I32), out=(("deviceStatus", I32),)),
     call(
         "aclrtGetErrorVerbose",

@@ -315,7 +315,19 @@ def aclrtGetStreamAttribute(c: C) -> Callable[..., int]:  # noqa: N802
     return body
 
 
+def aclrtDeviceGetUuid(c: C) -> Callable[..., int]:  # noqa: N802
+    def body(device_id: int, uuid: Any) -> int:
+        if uuid == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "uuid is NULL: it must point to where the result goes")
+        got = call("aclrtDeviceGetUuid", device_id)
+        c.ffi.memmove(uuid.bytes, got, len(got))
+        return 0
+
+    return body
+
+
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
+    "aclrtDeviceGetUuid": aclrtDeviceGetUuid,
     "aclrtGetErrorVerbose": _struct_out("aclrtGetErrorVerbose", "errorInfo", ("tryRepair", "hasDetail", "errorType")),
     "aclrtGetDeviceUtilizationRate": _struct_out(
         "aclrtGetDeviceUtilizationRate",

@@ -48,6 +48,7 @@ REDUCE_OPS: Final = frozenset(
     }
 )
 ROOT_INFO_BYTES: Final = 4108
+CONFIG_CAPABILITY: Final = 12  # HcclCommConfigCapability's HCCL_COMM_CONFIG_RESERVED
 COMM_NAME_MAX: Final = 128
 ONE_RANK = "vnpu's HCCL has one rank: a communicator of {n} ranks needs real HCCL"
 _names = itertools.count(1)
@@ -330,7 +331,14 @@ def HcclGetConfig(c: C) -> Callable[[int, Any], int]:  # noqa: N802
     return body
 
 
+def HcclGetCommConfigCapability(c: C) -> Callable[[], int]:  # noqa: N802
+    """HCCL_COMM_CONFIG_RESERVED (12): every field of HcclCommConfig is understood (the comm name is used, the rest
+    has nothing to tune with one rank)."""
+    return lambda: CONFIG_CAPABILITY
+
+
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
+    "HcclGetCommConfigCapability": HcclGetCommConfigCapability,
     "HcclSetConfig": HcclSetConfig,
     "HcclGetConfig": HcclGetConfig,
     "HcclGetRootInfo": HcclGetRootInfo,

@@ -75,8 +75,10 @@ ENTRY_HEADERS = (
 NEEDS: dict[str, tuple[str, ...]] = {"acl_op_compiler": ("ascendcl",), "hccl": ("ascendcl",), "opapi": ("nnopbase",)}
 EMPTY_LIBRARIES = ("ge_runner", "graph")  # only their names are needed: torch_npu calls nothing in them
 # the packages whose version.info the toolkit holds (share/info/<name>): CANN's names for the runtime (also the
-# whole of CANN), HCCL, the compiler and the tools (aclsysGetCANNVersion reads them by aclCANNPackageName)
-PACKAGES = ("runtime", "hccl", "bisheng-compiler", "oam-tools")
+# whole of CANN), HCCL, the compiler and the tools (aclsysGetCANNVersion reads them by aclCANNPackageName), and the
+# four operator packages vnpu's aclnn library is declared from (torch_npu asks for ops_math ... ops_cv); not
+# ops-legacy: vnpu has no legacy operators
+PACKAGES = ("runtime", "hccl", "bisheng-compiler", "oam-tools", "ops-math", "ops-nn", "ops-transformer", "ops-cv")
 LAYOUT_DIRECTORIES = ("opp", "runtime", "compiler")  # torch_npu's import requires them under ASCEND_HOME_PATH
 
 

@@ -15,6 +15,8 @@ EXPECTED = [
     "aclrtMallocAlign32(&a, 100, ACL_MEM_MALLOC_HUGE_FIRST) = 0",
     "aclrtSynchronizeDeviceWithTimeout(1000) = 0",
     "actual 2000",
+    "ai cores 20",
+    "aclrtDeviceGetUuid(0, &uuid) = 0",
     "process param 0",
     "aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &value) = 107021",
     "context param 1",

@@ -29,6 +29,10 @@ int main()
     SHOW(aclrtSetOpExecuteTimeOutV2(2000, &actual));
     std::printf("actual %llu\n", static_cast<unsigned long long>(actual));
     int64_t value = -1;
+    SHOW(aclGetDeviceCapability(0, ACL_DEVICE_INFO_AI_CORE_NUM, &value));
+    std::printf("ai cores %lld\n", static_cast<long long>(value));
+    aclrtUuid uuid;
+    SHOW(aclrtDeviceGetUuid(0, &uuid));
     SHOW(aclrtGetSysParamOpt(ACL_OPT_DETERMINISTIC, &value));
     std::printf("process param %lld\n", static_cast<long long>(value));
     SHOW(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &value));

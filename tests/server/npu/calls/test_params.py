@@ -75,3 +75,14 @@ async def test_op_execute_timeouts(rt: Runtime) -> None:
     rt.aclrtSetOpExecuteTimeOut(3)
     rt.aclrtSetOpExecuteTimeOutWithMs(2500)
     assert rt.aclrtSetOpExecuteTimeOutV2(1_500_000) == 1_500_000
+
+
+async def test_device_capability_and_uuid(rt: Runtime) -> None:
+    assert rt.aclGetDeviceCapability(0, 0) == 20  # ACL_DEVICE_INFO_AI_CORE_NUM of Ascend910B3
+    assert rt.aclGetDeviceCapability(1, 1) == 40
+    for device, info in ((2, 0), (0, 3)):
+        with pytest.raises(AclError) as caught:
+            rt.aclGetDeviceCapability(device, info)
+        assert caught.value.code == ACL_ERROR_INVALID_PARAM
+    first, second = rt.aclrtDeviceGetUuid(0), rt.aclrtDeviceGetUuid(1)
+    assert len(first) == len(second) == 16 and first != second and rt.aclrtDeviceGetUuid(0) == first
