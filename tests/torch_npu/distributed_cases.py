@@ -47,12 +47,28 @@ def reduce_scatter() -> None:
     assert torch.allclose(out.cpu(), x)
 
 
+def captured_all_gather() -> None:
+    """A collective captured in an NPUGraph is a device task like any other: replay moves the new input."""
+    x = torch.randn(4).npu()
+    out = torch.empty(4).npu()
+    graph = torch.npu.NPUGraph()
+    with torch.npu.graph(graph):
+        dist.all_gather_into_tensor(out, x)
+    for _ in range(2):
+        new = torch.randn(4)
+        x.copy_(new.npu())
+        graph.replay()
+        torch.npu.synchronize()
+        assert torch.allclose(out.cpu(), new), (out.cpu(), new)
+
+
 CASES: dict[str, Callable[[], None]] = {
     "all_reduce": all_reduce,
     "all_gather": all_gather,
     "all_gather_into_tensor": all_gather_into_tensor,
     "broadcast": broadcast,
     "reduce_scatter": reduce_scatter,
+    "captured_all_gather": captured_all_gather,
 }
 
 
