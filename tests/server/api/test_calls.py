@@ -68,6 +68,17 @@ async def exercise(c: Caller) -> None:
     assert (await c("aclrtGetDevice"))["deviceId"] == 0
     assert (await c("aclrtGetDeviceCount"))["count"] == 2
     await c("aclrtSetOpWaitTimeout", timeout=0)
+    await c("aclrtSetOpExecuteTimeOut", timeout=2)
+    await c("aclrtSetOpExecuteTimeOutWithMs", timeout=1500)
+    assert (await c("aclrtSetOpExecuteTimeOutV2", timeout=1200))["actualTimeout"] == 1200
+    await c("aclrtSetSysParamOpt", opt=0, value=1)
+    assert (await c("aclrtGetSysParamOpt", opt=0))["value"] == 1
+    await c("aclrtCtxSetSysParamOpt", opt=0, value=2)
+    assert (await c("aclrtCtxGetSysParamOpt", opt=0))["value"] == 2
+    assert (await c("aclGetDeviceCapability", deviceId=1, deviceInfo=1))["value"] == 40  # vector cores
+    assert len((await c("aclrtDeviceGetUuid", deviceId=0))["uuid"]) in (16, 24)  # bytes (base64 over JSON)
+    aligned = (await c("aclrtMallocAlign32", size=100, policy=0))["devPtr"]
+    await c("aclrtFree", devPtr=aligned)
     assert (await c("aclrtGetDeviceInfo", deviceId=1, attr=201))["value"] == 40  # ACL_DEV_ATTR_VECTOR_CORE_NUM
     assert (await c("aclrtGetDeviceCapability", deviceId=0, devFeatureType=1))["value"] == 1
     assert (await c("aclrtQueryDeviceStatus", deviceId=1))["deviceStatus"] == 0
@@ -262,6 +273,7 @@ async def exercise(c: Caller) -> None:
     await c("aclrtDeviceEnablePeerAccess", peerDeviceId=1, flags=0)
     await c("aclrtDeviceDisablePeerAccess", peerDeviceId=1)
     await c("aclrtSynchronizeDevice")
+    await c("aclrtSynchronizeDeviceWithTimeout", timeout=-1)
 
     # ACL contexts: a created one is current (its own default stream, a real handle), then the primary again
     primary = (await c("aclrtGetCurrentContext"))["context"]
