@@ -9,6 +9,8 @@ import re
 
 import torch
 import torch_npu  # noqa: F401
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_map
 
 VOCAB, DIM, HEADS, KV_HEADS, LAYERS, CTX = 32, 16, 4, 2, 2, 12
 HEAD = DIM // HEADS
@@ -98,7 +100,37 @@ def decode(device: str, captured: bool, steps: int = 6) -> list[int]:
     return tokens
 
 
+class MissingOperators(TorchDispatchMode):
+    """Runs each aten op on the NPU; one vnpu refuses is recorded (the legacy operator torch_npu fell back to) and
+    computed on the CPU instead, so one eager decode lists every operator the model lacks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.missing: dict[str, str] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        kwargs = kwargs or {}
+        try:
+            return func(*args, **kwargs)
+        except RuntimeError as error:
+            found = re.search(r"legacy \(aclop\) operator (\w+)", str(error))
+            if found is None:
+                raise
+            self.missing.setdefault(found.group(1), str(func))
+            on_cpu = tree_map(lambda t: t.cpu() if isinstance(t, torch.Tensor) else t, (args, kwargs))
+            result = func(*on_cpu[0], **on_cpu[1])
+            moved = tree_map(lambda t: t.npu() if isinstance(t, torch.Tensor) else t, result)
+            for given, done in zip(args, on_cpu[0], strict=True):  # an in-place or out= op: write back
+                if isinstance(given, torch.Tensor) and given.device.type == "npu":
+                    given.copy_(done.npu())
+            return moved
+
+
 def main() -> None:
+    probe = MissingOperators()
+    with probe:
+        decode("npu", captured=False)
+    print(json.dumps({"case": "missing", "result": "ok", "operators": probe.missing}), flush=True)
     expected = decode("cpu", captured=False)
     for name, captured in (("eager", False), ("captured", True)):
         try:

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.daemons import Daemon, free_port
 from tests.torch_npu.conftest import HERE, run_torch
+
+pytestmark = pytest.mark.timeout(300)  # a torch process: ~10 s to start, more on a loaded machine
 
 
 def test_collectives_of_one_rank_give_the_right_tensors(toolkit: Path, daemon: Daemon) -> None:

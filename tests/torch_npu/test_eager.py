@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.daemons import Daemon
 from tests.torch_npu.conftest import HERE, run_torch
+
+pytestmark = pytest.mark.timeout(300)  # a torch process: ~10 s to start, more on a loaded machine
 
 # what ordinary tensor code needs first and vnpu's operator library lacks today (each refused, never wrong):
 # creation and fills (aclnnInplaceZero/One/FillScalar, Arange), Div, Max/ArgMax, IndexSelect, Cat/Stack, LayerNorm,

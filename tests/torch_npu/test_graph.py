@@ -7,8 +7,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.daemons import Daemon
 from tests.torch_npu.conftest import HERE, run_torch
+
+pytestmark = pytest.mark.timeout(300)  # a torch process: ~10 s to start, more on a loaded machine
 
 
 def test_capture_replay_and_task_update_match_the_cpu(toolkit: Path, daemon: Daemon) -> None:

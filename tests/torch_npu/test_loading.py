@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.daemons import ROOT, clean_env
+
+pytestmark = pytest.mark.timeout(300)  # a torch process: ~10 s to start, more on a loaded machine
 
 LOAD = "import ctypes, sys; ctypes.CDLL(sys.argv[1]); print('loaded')"
 
