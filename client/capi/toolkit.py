@@ -73,6 +73,11 @@ ENTRY_HEADERS = (
 # libraries a library NEEDs (built first), so that dlsym through its handle finds their functions too, as in CANN
 # (torch_npu looks the runtime's SysParamOpt functions up through libacl_op_compiler's handle)
 NEEDS: dict[str, tuple[str, ...]] = {"acl_op_compiler": ("ascendcl",), "hccl": ("ascendcl",), "opapi": ("nnopbase",)}
+# functions a library exports from its C part (c/boot.c) with no prototype in the headers: the runtime's internal
+# rt* entry points torch_npu links, refused there (no public header declares them)
+NATIVE_EXPORTS = {
+    "ascendcl": frozenset({"rtDevBinaryRegister", "rtFunctionRegister", "rtKernelLaunch", "rtGetC2cCtrlAddr"})
+}
 EMPTY_LIBRARIES = ("ge_runner", "graph")  # only their names are needed: torch_npu calls nothing in them
 # the packages whose version.info the toolkit holds (share/info/<name>): CANN's names for the runtime (also the
 # whole of CANN), HCCL, the compiler and the tools (aclsysGetCANNVersion reads them by aclCANNPackageName), and the
