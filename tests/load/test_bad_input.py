@@ -902,7 +902,7 @@ def test_a_frame_over_the_message_limit_closes_that_connection_alone(bad: Daemon
     assert bystander.after() == []
     fresh = Raw(bad)
     try:
-        assert fresh.call("aclrtGetDeviceCount")["error"]["code"] == acl.ACL_ERROR_UNINITIALIZE
+        assert fresh.call("aclrtGetDevice")["error"]["code"] == acl.ACL_ERROR_UNINITIALIZE
     finally:
         fresh.close()
 
