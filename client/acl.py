@@ -89,6 +89,7 @@ _operators.load(os.environ.get(_operators.SETTING, ""))  # before the tables bel
 _lock = threading.Lock()
 _current: Session | Router | None = None
 _init_count = 0
+BEFORE_INIT = "call aclInit first (or use(Session(...)))"  # the remedy of a call before aclInit (C: aclInit only)
 
 
 def use(session: Session | Router | None) -> None:
@@ -101,7 +102,7 @@ def current(api: str = "") -> Session | Router:
     """The session the module functions call; before aclInit, `api` fails as in C (100001, or 100037 for
     aclFinalize)."""
     if _current is None:
-        raise not_initialized(api, "call aclInit first (or use(Session(...)))")
+        raise not_initialized(api, BEFORE_INIT)
     return _current
 
 
