@@ -94,9 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the path of a CANN-shaped toolkit (headers, libascendcl.so, ...) for C/C++ programs",
         description="Print the directory of vnpu's C toolkit, laid out like an installed CANN package "
         "(include/acl/acl.h, include/aclnnop/, lib64/libascendcl.so, libnnopbase.so, libopapi.so, "
-        "bin/setenv.bash); build what is missing in it first, with this machine's C compiler.",
+        "bin/setenv.bash); build what is missing in it first, with this machine's C compiler. It lives in "
+        "$VNPU_TOOLKIT_DIR, else ~/.cache/vnpu/toolkit-<key> ($XDG_CACHE_HOME/vnpu/...), one per interpreter and "
+        "version of vnpu's sources; the libraries start the interpreter that built them.",
     )
     toolkit.add_argument("--rebuild", action="store_true", help="build the toolkit again even if it is complete")
+    toolkit.add_argument(
+        "--clean",
+        action="store_true",
+        help="remove the toolkits in ~/.cache/vnpu that nothing will use again (their interpreter is gone, or this "
+        "interpreter's built from older sources) and exit",
+    )
     toolkit.add_argument(
         "--operators",
         help="modules declaring aclnn operators to build in (headers, exported functions), comma-separated; "
@@ -671,7 +679,8 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def run_toolkit(args: argparse.Namespace) -> int:
     """The toolkit is built by the client side (`client.capi`), which the daemon's code does not import."""
-    command = [sys.executable, "-m", "client.capi.toolkit", *(["--rebuild"] if args.rebuild else [])]
+    flags = [flag for flag, on in (("--rebuild", args.rebuild), ("--clean", args.clean)) if on]
+    command = [sys.executable, "-m", "client.capi.toolkit", *flags]
     command += [f"--operators={args.operators}"] if args.operators else []
     return subprocess.run(command, check=False).returncode
 
