@@ -149,7 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     _daemon_options(trace)
     trace.add_argument("-o", "--output", required=True, help="the JSON file to write")
     trace.add_argument(
-        "--duration", type=parse_duration, default=5.0, help="how long to record, e.g. 5s, 500ms, 2m (default 5s)"
+        "--duration",
+        type=parse_duration,
+        help="how long to record, e.g. 5s, 500ms, 2m (default 5s; with --all, 0: what the buffer holds, at once)",
     )
     trace.add_argument("--interval", type=parse_duration, default=0.5, help="time between two polls (default 0.5s)")
     trace.add_argument(
@@ -569,7 +571,8 @@ def trace(args: argparse.Namespace) -> int:
             enabled = first["enabled"]
             if not enabled:
                 print("vnpu trace: tracing is off on the daemon (VNPU_TRACE_CAPACITY=0)", file=sys.stderr)
-            since, deadline = first["now"], time.monotonic() + args.duration
+            duration = args.duration if args.duration is not None else 0.0 if args.all else 5.0
+            since, deadline = first["now"], time.monotonic() + duration
             if run is not None:
                 program = _start(args, run)
                 if program is None:
