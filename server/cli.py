@@ -52,8 +52,8 @@ def _serve_epilog(serve: argparse.ArgumentParser) -> str:
     options = {action.dest for action in serve._actions}
     listed = ", ".join(f"{name}={default}" for name, default in env_only_settings(options))
     return (
-        f"Settings only in the environment, with their defaults (times in seconds): {listed}. The README's "
-        'sections "The daemon", "Reliability" and "Observability" say what each does.'
+        f"Settings only in the environment, with their defaults (times in seconds): {listed}. docs/daemon.md "
+        "says what each does."
     )
 
 
@@ -167,6 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="-- PROGRAM ARGS",
         help="run PROGRAM and record exactly its run (the contexts it opens), until it exits, instead of --duration",
     )
+    docs = commands.add_parser(
+        "docs",
+        help="write the generated parts of docs/ (the source tree's): `operators`, the list of aclnn operators",
+        description="Write the list of implemented aclnn operators into docs/operators.md from the operator "
+        "declarations and the device's kernels (server/docs.py).",
+    )
+    docs.add_argument("what", choices=["operators"], help="the generated part to write")
+    docs.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is not current")
     devices = commands.add_parser(
         "devices",
         help="print VNPU_DEVICES naming the daemons of a Kubernetes StatefulSet by their pods' DNS names",
@@ -725,6 +733,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_toolkit(args)
     if args.command == "devices":
         return print_devices(args, parser)
+    if args.command == "docs":
+        from server import docs
+
+        return docs.main(check=args.check)
     parser.print_help()
     return 0
 
