@@ -5,8 +5,8 @@
 
 The device itself is driven here, in this process, through `server.npu.Runtime` (one client context): the
 device's own surface, which the daemon serves and vnpu's device tests use; its calls are async where the
-device's are. A program uses `client.acl` instead, with the same names, against a daemon (`vnpu serve`) or with
-no daemon at all (`VNPU_ENDPOINT=embedded`): see the other examples and the README. Prints the outputs and
+device's are. A program uses the Python client instead, with the same names, against a daemon (`vnpu serve`) or
+with no daemon at all (`VNPU_ENDPOINT=embedded`): see the other examples and the README. Prints the outputs and
 checks them against float64.
 """
 

@@ -132,7 +132,7 @@ def environment(daemon: Daemon | None, cache: Path) -> dict[str, str]:
 
 def run(block: Block, where: Path, env: dict[str, str], port: int | None) -> subprocess.CompletedProcess[str]:
     for word, (program, package) in PROGRAMS.items():
-        if re.search(rf"(^|[\s|;&(]){re.escape(word)}\b", block.text):
+        if re.search(rf"(^|[\s|;&(]){re.escape(word)}(?=[\s|;&)]|$)", block.text, re.M):
             require(program, package)
     text = block.text.replace(DEFAULT_PORT, f":{port}") if port else block.text
     timeout = 300 if slow(block) else 120
