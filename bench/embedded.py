@@ -74,7 +74,7 @@ class DirectSeed:
 
     def host(self, ptr: int) -> np.ndarray:
         """A pinned buffer as float32, as C host code sees it."""
-        buffer = self.rt.machine.host.find(ptr)
+        buffer = self.rt.ctx.machine.host.find(ptr)
         assert buffer is not None
         return buffer.array[ptr - buffer.ptr :][:SIZE].view(np.float32)
 
@@ -166,7 +166,7 @@ def figure11(bench: Bench) -> list[Row]:
     EmbeddedDevice.get().close()
     loop.run_until_complete(direct.rt.release_all())
     loop.close()
-    direct.rt.machine.close()
+    direct.rt.ctx.machine.close()
     label = "seed loop step on the embedded device (VNPU_ENDPOINT=embedded, through the client)"
 
     def against_device(where: str, floor_where: str, on_embedded: list[float], on_device: list[float]) -> Row:

@@ -19,7 +19,7 @@ from bench.report import Goal, Row
 from bench.wire import AddOperands, Bench, close_session, open_session
 from client import acl
 
-TRACE = "server/npu/trace.py"  # where the trace ring's records are made
+TRACE = "server/npu/core/trace.py"  # where the trace ring's records are made
 
 
 def _ask(process: subprocess.Popen[str], command: str) -> dict[str, Any]:

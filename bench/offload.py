@@ -4,7 +4,7 @@ Running a kernel inline blocks the device's event loop for the kernel's duration
 one thread hop (submit + wake-up of the awaiting coroutine) but keeps the loop responsive. This script measures
 both, side by side in one run, for np.add over float32 arrays of growing size, and prints the size where the
 kernel's own time reaches the hop's cost: above it, the hop is a small fraction of the kernel, so vnpu offloads
-(see OFFLOAD_BYTES in server/npu/device.py).
+(see OFFLOAD_BYTES in server/npu/machine.py).
 
     python bench/offload.py
 """

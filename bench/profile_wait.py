@@ -92,7 +92,7 @@ def stamp_daemon() -> None:
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
     from server.api import budget, dispatch, ws
-    from server.npu.runtime import Runtime
+    from server.npu.runtime import TABLE
 
     stamp(WebSocketsSansIOProtocol, "data_received", before="s.bytes")
     stamp(WebSocket, "receive", after="s.receive")
@@ -100,7 +100,7 @@ def stamp_daemon() -> None:
     stamp(ws, "parse_request", after="s.parsed")
     stamp(ws.Connection, "_answer", before="s.worker")
     stamp(dispatch, "validate", before="s.validate", after="s.validated")
-    stamp(Runtime, WAITING, before="s.device", after="s.done")
+    stamp(TABLE[WAITING], WAITING, before="s.device", after="s.done")  # on the area that defines the call
     stamp(ws.Connection, "_tell", before="s.packed", after="s.sent")
 
 

@@ -21,10 +21,10 @@ from typing import Any
 import msgpack
 
 from client.core import thread_identity
+from proto import news
 
 SYNCHRONIZE = "aclrtSynchronizeStream"
-SHARED_ACK: bytes = msgpack.packb({"ack": "shared"})
-IDLE_QUERY = {"idle": "1", "printed": "1"}  # asks for the news, and for kernel printf on replies (WebSocket query)
+SHARED_ACK: bytes = msgpack.packb(news.SHARED_ACK)
 
 
 class IdleNews:
@@ -37,18 +37,18 @@ class IdleNews:
 
     def replied(self, ident: int, thread: tuple[int, ...], message: dict[str, Any]) -> None:
         """The reply to request `ident` of `thread` (which may name finished and pending streams)."""
-        if not (self._finished or self._pending or "idle" in message or "pending" in message):
+        if not (self._finished or self._pending or news.IDLE in message or news.PENDING in message):
             self._thread, self._upto = thread, ident  # nothing known, nothing to wake: no lock needed
             return
         with self._changed:
             self._thread, self._upto = thread, ident
-            self._finished = set(message.get("idle", ()))
-            self._pending = set(message.get("pending", ()))
+            self._finished = set(message.get(news.IDLE, ()))
+            self._pending = set(message.get(news.PENDING, ()))
             self._changed.notify_all()
 
     def reported(self, message: dict[str, Any]) -> None:
         """A report on a pending stream."""
-        stream, upto = message["stream"], message["upto"]
+        stream, upto = message[news.REPORT_KEY], message["upto"]
         with self._changed:
             self._pending.discard(stream)
             if message["finished"] and tuple(message["thread"]) == self._thread and upto >= self._upto:

@@ -25,10 +25,11 @@ from client.core import Outgoing, Protocol, prepare, thread_identity
 from client.embedded import EmbeddedConnection
 from client.errors import TransportError, refusal, unreachable
 from client.hostbuf import HostBuffer
-from client.idlenews import IDLE_QUERY, SHARED_ACK, IdleNews
+from client.idlenews import SHARED_ACK, IdleNews
 from client.kernels import Printed
 from client.outbox import Outbox
 from client.wsconn import WsConnection
+from proto import news
 from proto.errors import AclError
 
 Slot = tuple[threading.Event, list[dict[str, Any]], tuple[int, ...]]  # a caller's wake-up, its reply, its thread
@@ -60,7 +61,7 @@ class Session:
     # -- transports ------------------------------------------------------------------------------------------
 
     def _open_ws(self, headers: dict[str, str]) -> None:
-        query = urlencode({**self.config.opening(), **IDLE_QUERY})
+        query = urlencode({**self.config.opening(), **news.QUERY})
         url = self.config.url.replace("http", "ws", 1) + "/v1/ws" + (f"?{query}" if query else "")
         try:
             if self.config.embedded:
@@ -107,10 +108,10 @@ class Session:
     def _take(self, data: bytes) -> None:
         """One message from the daemon: the reply a caller waits for, or a pipelined call's error."""
         message = msgpack.unpackb(data)
-        if "stream" in message:  # a report on a stream that was running (client.idlenews)
+        if news.REPORT_KEY in message:  # a report on a stream that was running (client.idlenews)
             self._idle.reported(message)
             return
-        if message.get("shared"):  # another session joined the context: what the daemon said may be stale
+        if message == news.SHARED:  # another session joined the context: what the daemon said may be stale
             self._idle.forget()
             assert self._ws is not None
             with contextlib.suppress(ConnectionClosed, OSError):

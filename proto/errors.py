@@ -351,3 +351,9 @@ class AclError(Exception):
         task = data.get("task")
         failed = {str(k): int(v) for k, v in task.items()} if isinstance(task, Mapping) else None
         return cls(code, str(data.get("message", "")), str(data.get("api", "")), failed)
+
+
+def require(condition: bool, message: str, code: int = ACL_ERROR_INVALID_PARAM) -> None:
+    """Raise AclError(`code`, `message`) unless `condition` holds: an argument check, as the runtime's."""
+    if not condition:
+        raise AclError(code, message)

@@ -33,8 +33,9 @@ from importlib.metadata import entry_points
 from typing import Final
 
 from proto.aclnn.decl import WRITTEN_KINDS, Arg, ArgKind, OpDecl
-from proto.aclnn.ops import DECLS, OPS
+from proto.aclnn.ops import DECLS
 from proto.aclnn.phase1 import Phase1, phase1
+from proto.aclnn.registry import OPS
 from proto.aclnn.userrule import GuardedRule
 from proto.calldocs import DOCS
 from proto.calltable import CALLS, launch_call

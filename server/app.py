@@ -22,9 +22,9 @@ from server.api.auth import redact_server_logs
 from server.api.metrics import Metrics
 from server.api.sessions import Registry
 from server.api.settings import Settings
-from server.cli import package_version
 from server.npu import Machine, kernels
-from server.npu.hostmem import sweep_stale
+from server.npu.memory.hostmem import sweep_stale
+from server.version import package_version
 
 log = logging.getLogger("vnpu")
 

@@ -16,8 +16,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
+
+from server.version import package_version
 
 if TYPE_CHECKING:
     import httpx
@@ -26,13 +27,6 @@ if TYPE_CHECKING:
 DEFAULT_ENDPOINT = "http://127.0.0.1:9470"
 MAX_MODELS = 50  # models `vnpu status` details (one request each)
 BENCH_MINUTES = 3  # a full `vnpu bench` here (bench/results.json's "seconds"; tests/test_cli.py checks it)
-
-
-def package_version() -> str:
-    try:
-        return version("vnpu")
-    except PackageNotFoundError:  # run from a source tree that was not installed
-        return "0+unknown"
 
 
 class Parser(argparse.ArgumentParser):

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from server.cli import main, package_version
+from server.cli import main
+from server.version import package_version
 
 
 def test_version_subcommand(capsys: pytest.CaptureFixture[str]) -> None:

@@ -216,14 +216,31 @@ def test_local_links_and_anchors_resolve() -> None:
 
 
 def test_acl_names_in_the_docs_exist() -> None:
-    """Every ACL name the pages cite is a function, constant or type of the client or of the toolkit's headers."""
+    """Every ACL name the pages cite is a function, constant or type of the client, of the toolkit's headers, or
+    of CANN's operator catalog."""
     import client.acl
+    from proto.aclnn.catalog import catalog
 
     headers = " ".join(p.read_text() for p in (ROOT / "client" / "capi" / "include").rglob("*.h"))
     known = set(client.acl.__all__) | set(re.findall(r"\b(acl\w+)", headers))
-    placeholders = {"aclXxx", "aclnnXxxGetWorkspaceSize", "aclnnOuterScaledAdd", "aclnnOuterScaledAddGetWorkspaceSize"}
+    known |= {name for op in catalog().ops.values() for name in (op.c_name, op.ws_name)}
+    known |= {function.name for function in catalog().functions}
+    placeholders = {"aclXxx", "aclnnX", "aclnnXGetWorkspaceSize", "aclnnXxxGetWorkspaceSize", "aclnnXVn", "aclnnInner"}
+    placeholders |= {"aclnnOuterScaledAdd", "aclnnOuterScaledAddGetWorkspaceSize"}  # operators.md's own example
     cited = {(p.name, n) for p in PAGES for n in re.findall(r"\b(acl(?:rt|mdl|nn|sys|tdt)?[A-Z]\w*)", p.read_text())}
     assert sorted((page, n) for page, n in cited if n not in known | placeholders) == []
+
+
+def test_paths_in_the_docs_exist() -> None:
+    """A file or directory of the repository a page names in backquotes is there (a moved module shows here)."""
+    roots = "proto|server|client|bench|tests|examples|deploy|docs"
+    missing = []
+    for page in PAGES:
+        for path in re.findall(rf"`((?:{roots})/[\w./-]*\w/?)`", page.read_text()):
+            module, _, attribute = path.rpartition(".")  # server/api/budget.pack: a module's function
+            if not (ROOT / path).exists() and not (attribute.isidentifier() and (ROOT / f"{module}.py").exists()):
+                missing.append(f"{page.name}: {path}")
+    assert missing == []
 
 
 def test_the_readme_is_read_in_ten_minutes() -> None:

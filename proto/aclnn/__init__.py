@@ -7,23 +7,20 @@ declaration's checks) and then a numpy kernel from `server.npu.ops`. Pure standa
 """
 
 from proto.aclnn.decl import Arg, ArgKind, OpDecl
+from proto.aclnn.executor import aclDestroyAclOpExecutor, aclOpExecutor, aclSetAclOpExecutorRepeatable, consume
 from proto.aclnn.host import (
     aclCreateIntArray,
     aclCreateScalar,
     aclCreateTensor,
-    aclDestroyAclOpExecutor,
     aclDestroyIntArray,
     aclDestroyScalar,
     aclDestroyTensor,
     aclIntArray,
-    aclOpExecutor,
     aclScalar,
-    aclSetAclOpExecutorRepeatable,
     aclTensor,
-    consume,
 )
 from proto.aclnn.kernel import KernelDesc
-from proto.aclnn.ops import DECLS, OPS
+from proto.aclnn.ops import DECLS
 from proto.aclnn.phase1 import (
     aclnnAbsGetWorkspaceSize,
     aclnnAddGetWorkspaceSize,
@@ -49,6 +46,7 @@ from proto.aclnn.phase1 import (
     get_workspace_size,
     revalidate,
 )
+from proto.aclnn.registry import OPS
 
 __all__ = [
     "DECLS",

@@ -21,7 +21,7 @@ from proto.constants import aclDataType, aclFormat
 from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, AclError
 
 if TYPE_CHECKING:
-    from proto.aclnn.kernel import KernelDesc
+    pass
 
 MAX_DIMS: Final = 8
 INT64_MIN: Final = -(1 << 63)
@@ -35,18 +35,18 @@ def is_int64(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
 
 
-def _invalid(api: str, message: str) -> AclError:
+def invalid(api: str, message: str) -> AclError:
     return AclError(ACLNN_ERR_PARAM_INVALID, message, api=api)
 
 
 def _int64s(api: str, arg: str, values: object, *, minimum: int = 0) -> tuple[int, ...]:
     """`values` as a tuple of int64 >= minimum; any integer type but bool is taken (numpy ints too)."""
     if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
-        raise _invalid(api, f"{arg} must be a sequence of ints, got {type(values).__name__}")
+        raise invalid(api, f"{arg} must be a sequence of ints, got {type(values).__name__}")
     ints = tuple(_index(api, f"{arg}[{i}]", v) for i, v in enumerate(values))
     for i, v in enumerate(ints):
         if not minimum <= v <= INT64_MAX:
-            raise _invalid(api, f"{arg}[{i}] is {v}; it must be an int64 >= {minimum}")
+            raise invalid(api, f"{arg}[{i}] is {v}; it must be an int64 >= {minimum}")
     return ints
 
 
@@ -55,16 +55,16 @@ def _index(api: str, arg: str, value: object) -> int:
         return value
     if isinstance(value, SupportsIndex) and not isinstance(value, bool):
         return operator.index(value)
-    raise _invalid(api, f"{arg} must be an int, got {value!r}")
+    raise invalid(api, f"{arg} must be an int, got {value!r}")
 
 
 def _enum_arg(api: str, arg: str, value: object, enum: type[aclDataType] | type[aclFormat]) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise _invalid(api, f"{arg} must be an {enum.__name__}, got {value!r}")
+        raise invalid(api, f"{arg} must be an {enum.__name__}, got {value!r}")
     try:
         return enum[value] if isinstance(value, str) else enum(value)
     except (KeyError, ValueError):
-        raise _invalid(api, f"{arg} {value!r} is not an {enum.__name__}") from None
+        raise invalid(api, f"{arg} {value!r} is not an {enum.__name__}") from None
 
 
 @dataclass(frozen=True)
@@ -93,14 +93,14 @@ class aclTensor:  # noqa: N801 - the C type name
         fmt = aclFormat(_enum_arg(api, "format", self.format, aclFormat))
         for arg, shape in (("view_dims", dims), ("storage_dims", storage)):
             if len(shape) > MAX_DIMS:
-                raise _invalid(api, f"{arg} has {len(shape)} dims; at most {MAX_DIMS} are supported")
+                raise invalid(api, f"{arg} has {len(shape)} dims; at most {MAX_DIMS} are supported")
         if len(strides) != len(dims):
-            raise _invalid(api, f"strides has {len(strides)} entries but view_dims has {len(dims)}")
+            raise invalid(api, f"strides has {len(strides)} entries but view_dims has {len(dims)}")
         if dtype not in dtypes.INFO:
-            raise _invalid(api, f"data_type {dtype.name} is not supported by vnpu tensors")
+            raise invalid(api, f"data_type {dtype.name} is not supported by vnpu tensors")
         for arg, value in (("offset", self.offset), ("data", self.data)):
             if not is_int64(value) or value < 0:
-                raise _invalid(api, f"{arg} must be an int64 >= 0, got {value!r}")
+                raise invalid(api, f"{arg} must be an int64 >= 0, got {value!r}")
         for field, shape in (("view_dims", dims), ("strides", strides), ("storage_dims", storage)):
             object.__setattr__(self, field, shape)
         object.__setattr__(self, "data_type", dtype)
@@ -110,7 +110,7 @@ class aclTensor:  # noqa: N801 - the C type name
     def _check_storage(self) -> None:
         capacity = math.prod(self.storage_dims)
         if self.numel and self.offset + self.last_element >= capacity:
-            raise _invalid(
+            raise invalid(
                 "aclCreateTensor",
                 f"the view (view_dims {list(self.view_dims)}, strides {list(self.strides)}, "
                 f"offset {self.offset}) reaches element {self.offset + self.last_element} but "
@@ -160,7 +160,7 @@ class aclScalar:  # noqa: N801
         api = "aclCreateScalar"
         dtype = aclDataType(_enum_arg(api, "data_type", self.data_type, aclDataType))
         if dtype not in dtypes.SCALAR_DTYPES:
-            raise _invalid(api, f"data_type {dtype.name} is not supported for scalars")
+            raise invalid(api, f"data_type {dtype.name} is not supported for scalars")
         object.__setattr__(self, "data_type", dtype)
         object.__setattr__(self, "value", _scalar_value(dtype, self.value))
 
@@ -169,17 +169,17 @@ def _scalar_value(dtype: aclDataType, value: object) -> ScalarValue:
     api = "aclCreateScalar"
     if dtype == aclDataType.ACL_BOOL:
         if not isinstance(value, bool):
-            raise _invalid(api, f"value {value!r} must be a bool for ACL_BOOL")
+            raise invalid(api, f"value {value!r} must be a bool for ACL_BOOL")
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _invalid(api, f"value {value!r} must be a number for {dtype.name}")
+        raise invalid(api, f"value {value!r} must be a number for {dtype.name}")
     if dtypes.is_float(dtype):
         return dtypes.round_float(float(value), dtype)
     if not isinstance(value, int):
-        raise _invalid(api, f"value {value!r} must be an int for {dtype.name}")
+        raise invalid(api, f"value {value!r} must be an int for {dtype.name}")
     fits = dtypes.int_range(dtype)
     if not fits.start <= value < fits.stop:  # compared, not searched (see is_int64)
-        raise _invalid(api, f"value {value} does not fit {dtype.name}")
+        raise invalid(api, f"value {value} does not fit {dtype.name}")
     return value
 
 
@@ -192,20 +192,6 @@ class aclIntArray:  # noqa: N801
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", _int64s("aclCreateIntArray", "values", self.values, minimum=-(1 << 63)))
-
-
-@dataclass(eq=False)
-class aclOpExecutor:  # noqa: N801
-    """aclOpExecutor: what phase 1 returns and phase 2 consumes, holding one frozen kernel description.
-
-    Single-use: phase 2 consumes it, unless `aclSetAclOpExecutorRepeatable` was called right after phase 1;
-    a repeatable one lives until `aclDestroyAclOpExecutor`.
-    """
-
-    kernel: KernelDesc
-    repeatable: bool = False
-    consumed: bool = False
-    destroyed: bool = False
 
 
 def _named(*values: object) -> zip[tuple[str, object]]:
@@ -236,18 +222,18 @@ def aclCreateIntArray(values: Sequence[int]) -> aclIntArray:  # noqa: N802
     return aclIntArray(_int64s("aclCreateIntArray", "values", values, minimum=-(1 << 63)))
 
 
-def _check_handle(api: str, arg: str, value: object, cls: type) -> None:
+def check_handle(api: str, arg: str, value: object, cls: type) -> None:
     if value is None:
         raise AclError(ACLNN_ERR_PARAM_NULLPTR, f"{arg} is a null pointer", api=api)
     if not isinstance(value, cls):
-        raise _invalid(api, f"{arg} must be an {cls.__name__}, got {type(value).__name__}")
+        raise invalid(api, f"{arg} must be an {cls.__name__}, got {type(value).__name__}")
 
 
 def _destroy(api: str, arg: str, value: aclTensor | aclScalar | aclIntArray | None, cls: type) -> int:
-    _check_handle(api, arg, value, cls)
+    check_handle(api, arg, value, cls)
     assert value is not None
     if value.destroyed:
-        raise _invalid(api, f"{arg} was already destroyed by {api}")
+        raise invalid(api, f"{arg} was already destroyed by {api}")
     object.__setattr__(value, "destroyed", True)
     return ACLNN_SUCCESS
 
@@ -265,46 +251,3 @@ def aclDestroyScalar(scalar: aclScalar | None) -> int:  # noqa: N802
 def aclDestroyIntArray(array: aclIntArray | None) -> int:  # noqa: N802
     """aclDestroyIntArray: returns ACLNN_SUCCESS; a later use of the array is refused."""
     return _destroy("aclDestroyIntArray", "array", array, aclIntArray)
-
-
-def _live_executor(api: str, executor: aclOpExecutor | None) -> aclOpExecutor:
-    _check_handle(api, "executor", executor, aclOpExecutor)
-    assert isinstance(executor, aclOpExecutor)
-    op = f"aclnn{executor.kernel.op}"
-    if executor.destroyed:
-        raise _invalid(api, f"the executor of {op} was already destroyed by aclDestroyAclOpExecutor")
-    if executor.consumed and not executor.repeatable:
-        raise _invalid(
-            api,
-            f"the executor of {op} was released by its phase-2 call: executors are single-use unless "
-            "aclSetAclOpExecutorRepeatable is called right after phase 1",
-        )
-    return executor
-
-
-def aclSetAclOpExecutorRepeatable(executor: aclOpExecutor | None) -> int:  # noqa: N802
-    """aclSetAclOpExecutorRepeatable: keep `executor` until aclDestroyAclOpExecutor; call it after phase 1."""
-    live = _live_executor("aclSetAclOpExecutorRepeatable", executor)
-    live.repeatable = True
-    return ACLNN_SUCCESS
-
-
-def aclDestroyAclOpExecutor(executor: aclOpExecutor | None) -> int:  # noqa: N802
-    """aclDestroyAclOpExecutor: free an executor phase 2 has not released (repeatable, or never launched)."""
-    live = _live_executor("aclDestroyAclOpExecutor", executor)
-    live.destroyed = True
-    return ACLNN_SUCCESS
-
-
-def consume(executor: aclOpExecutor | None, api: str) -> KernelDesc:
-    """Phase 2 on the host: the kernel that the phase-2 call `api` (e.g. "aclnnAdd") launches.
-
-    Refuses a destroyed executor, a single-use executor already launched, and an executor of another operator
-    (AclError 161002; a None executor is 161001). Marks the executor consumed unless it is repeatable.
-    """
-    live = _live_executor(api, executor)
-    op = f"aclnn{live.kernel.op}"
-    if api != op:
-        raise _invalid(api, f"the executor was created by {op}GetWorkspaceSize, not {api}GetWorkspaceSize")
-    live.consumed = True
-    return live.kernel

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from proto.aclnn.decl import TENSOR_KINDS, ArgKind, ArgValue, KernelKind, OpArgError, OpDecl
 from proto.aclnn.host import aclIntArray, aclScalar, aclTensor, is_int64
-from proto.aclnn.ops import OPS
+from proto.aclnn.registry import OPS
 from proto.aclnn.rules import tensor
 from proto.constants import aclDataType
 from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError

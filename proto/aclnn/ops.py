@@ -10,6 +10,7 @@ from typing import Final
 
 from proto.aclnn.decl import Arg, ArgKind, KernelKind, OpDecl, Rule
 from proto.aclnn.dtypes import ALL, FLOATS, NUMERIC
+from proto.aclnn.registry import OPS
 from proto.aclnn.rules import Binary, Cast, Copy, Matmul, Reduce, Softmax, Unary
 from proto.constants import aclDataType
 
@@ -64,5 +65,4 @@ DECLS: Final[tuple[OpDecl, ...]] = (
     OpDecl("Matmul", (SELF, Arg("mat2", A.TENSOR), OUT, Arg("cubeMathType", A.INT, c_type="int8_t")), Matmul(), "cube"),
 )
 
-OPS: Final[dict[str, OpDecl]] = {decl.name: decl for decl in DECLS}
-"""The declarations by operator name ("Add"); `aclnn` + name is the phase-2 C name."""
+OPS.update((decl.name, decl) for decl in DECLS)

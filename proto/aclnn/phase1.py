@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from proto.aclnn.decl import OpArgError, OpDecl
-from proto.aclnn.host import aclIntArray, aclOpExecutor, aclScalar, aclTensor
+from proto.aclnn.executor import aclOpExecutor
+from proto.aclnn.host import aclIntArray, aclScalar, aclTensor
 from proto.aclnn.kernel import KernelDesc
-from proto.aclnn.ops import OPS
+from proto.aclnn.registry import OPS
 from proto.constants import aclDataType
 from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
 

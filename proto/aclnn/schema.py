@@ -15,7 +15,7 @@ from proto.aclnn import dtypes
 from proto.aclnn.decl import TENSOR_KINDS, Arg, ArgKind, OpDecl
 from proto.aclnn.host import MAX_DIMS
 from proto.aclnn.kernel import NONFINITE, TENSOR_FIELDS
-from proto.aclnn.ops import OPS
+from proto.aclnn.registry import OPS
 from proto.addresses import DEVICE_BASE
 from proto.constants import aclDataType, aclFormat
 

@@ -27,7 +27,7 @@ from server.api.errors import MalformedCall
 from server.api.fastargs import plain_values
 from server.api.kernels import kernel_of
 from server.api.sessions import Session
-from server.npu.caller import calling_thread
+from server.npu.core.caller import calling_thread
 
 
 async def call(

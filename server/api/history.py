@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from server.npu import Runtime
-from server.npu.caller import calling_thread
-from server.npu.model import ModelRI
+from server.npu.core.caller import calling_thread
+from server.npu.model.model import ModelRI
+from server.npu.process.context import Context
 
 MODELS_KEPT = 64  # the newest models of one ended context
 
@@ -44,32 +45,33 @@ class EndedContext:
 def debug_text(runtime: Runtime, handle: int) -> str:
     """The model's aclmdlRIDebugPrint, as the view's pseudo thread (empty once the context is finalized)."""
     with calling_thread(("view", 0)):
-        return runtime.aclmdlRIDebugPrint(handle) if runtime.init_count else ""
+        return runtime.aclmdlRIDebugPrint(handle) if runtime.ctx.init_count else ""
 
 
 class History:
     def __init__(self, keep: int) -> None:
         self.keep = keep
-        self.names: WeakKeyDictionary[Runtime, ContextName] = WeakKeyDictionary()
+        self.names: WeakKeyDictionary[Context, ContextName] = WeakKeyDictionary()  # trace records hold the context
         self.ended: OrderedDict[str, EndedContext] = OrderedDict()  # oldest first
 
     def opened(self, runtime: Runtime, name: ContextName) -> None:
-        self.names[runtime] = name
+        self.names[runtime.ctx] = name
 
     def ending(self, runtime: Runtime) -> None:
         """Keep what the context holds as it is reclaimed (call before its release)."""
-        name = self.names.get(runtime)
+        name = self.names.get(runtime.ctx)
         if name is None or self.keep <= 0:
             return
-        handles = sorted(runtime.models)[-MODELS_KEPT:]
-        models = {h: KeptModel(runtime.models[h], debug_text(runtime, h)) for h in handles}
+        handles = sorted(runtime.ctx.models)[-MODELS_KEPT:]
+        models = {h: KeptModel(runtime.ctx.models[h], debug_text(runtime, h)) for h in handles}
         self.ended[name.id] = EndedContext(name, time.time(), models)
         while len(self.ended) > self.keep:
             self.ended.popitem(last=False)
 
     def owners(self, tenant: str) -> dict[int, ContextName]:
-        """The tenant's contexts that may still have trace events, live or ended, by the id of their runtime."""
-        return {id(runtime): name for runtime, name in list(self.names.items()) if name.tenant == tenant}
+        """The tenant's contexts that may still have trace events, live or ended, by the id of their context (the
+        owner of their trace events)."""
+        return {id(ctx): name for ctx, name in list(self.names.items()) if name.tenant == tenant}
 
     def ended_of(self, tenant: str) -> list[EndedContext]:
         """The tenant's kept ended contexts, newest first."""

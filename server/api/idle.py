@@ -30,10 +30,11 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any
 
+from proto import news
 from server.api import budget
 from server.api.sessions import Session
-from server.npu.caller import calling_thread
-from server.npu.stream import Stream
+from server.npu.core.caller import calling_thread
+from server.npu.core.stream import Stream
 
 log = logging.getLogger("vnpu.ws")
 RECENT = 8  # streams named by a connection's latest calls whose state its replies may report
@@ -72,7 +73,7 @@ class StreamNews:
     def quiet(self, calls: int) -> bool:
         """Nothing but `calls` calls in flight, the context alone, no kernel that may print."""
         runtime = self.session.runtime
-        return self.in_flight() == calls and len(self.session.context.sessions) == 1 and not runtime.printed.armed
+        return self.in_flight() == calls and len(self.session.context.sessions) == 1 and not runtime.ctx.printed.armed
 
     def annotate(self, reply: dict[str, Any], thread: Hashable) -> None:
         """Add what the reply of a waiting call (the only one in flight) can tell about the recent streams."""
@@ -93,9 +94,9 @@ class StreamNews:
                         watch = self._watch(handle, outlook[0], thread)
                         self.watching[handle] = asyncio.get_running_loop().create_task(watch)
         if finished:
-            reply["idle"] = finished
+            reply[news.IDLE] = finished
         if pending:
-            reply["pending"] = pending
+            reply[news.PENDING] = pending
 
     async def _watch(self, handle: int, stream: Stream, thread: Hashable) -> None:
         finished = False  # a report is always sent: the client may be waiting for it
@@ -110,8 +111,8 @@ class StreamNews:
         finally:
             del self.watching[handle]
         wire_thread = list(thread) if isinstance(thread, tuple) else thread
-        news = {"stream": handle, "finished": finished, "upto": self.last_received, "thread": wire_thread}
-        await self.send(budget.pack(news))
+        report = news.report(handle, finished, self.last_received, wire_thread)
+        await self.send(budget.pack(report))
 
     async def close(self) -> None:
         for task in list(self.watching.values()):

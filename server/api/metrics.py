@@ -14,8 +14,8 @@ import bisect
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Final
+from collections.abc import Iterator, Mapping, Sized
+from typing import TYPE_CHECKING, Final, Protocol
 
 from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -23,13 +23,34 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from server.api.auth import viewer_of
-from server.npu.trace import KINDS
+from server.npu.core.trace import KINDS
 
 if TYPE_CHECKING:
-    from server.api.sessions import Registry
+    from server.npu import Machine, Runtime
 
 
 BUCKETS: Final = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1, 3, 10)  # seconds per call
+
+
+class WatchedContext(Protocol):
+    @property
+    def tenant(self) -> str: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+
+class Watched(Protocol):
+    """What the device collector reads of the daemon's sessions (`server.api.sessions.Registry`)."""
+
+    @property
+    def machine(self) -> Machine: ...
+
+    @property
+    def contexts(self) -> Mapping[str, WatchedContext]: ...
+
+    @property
+    def sessions(self) -> Sized: ...
 
 
 class Metrics:
@@ -41,7 +62,7 @@ class Metrics:
         # (tenant, api) -> calls per bucket (+Inf last), then the sum of seconds
         self.latency: dict[tuple[str, str], list[float]] = {}
         self.pipelined_errors: Counter[tuple[str, str]] = Counter()  # (tenant, api) -> errors of unawaited calls
-        self.sessions: Registry | None = None
+        self.sessions: Watched | None = None
 
     def call(self, tenant: str, api: str, code: int, seconds: float) -> None:
         self.calls[tenant, api, code] += 1
@@ -54,7 +75,7 @@ class Metrics:
     def pipelined_error(self, tenant: str, api: str) -> None:
         self.pipelined_errors[tenant, api] += 1
 
-    def watch(self, sessions: Registry) -> None:
+    def watch(self, sessions: Watched) -> None:
         self.sessions = sessions
 
     def text(self, viewer: str | None = None) -> bytes:
@@ -118,7 +139,7 @@ def _bound(value: float) -> str:
 
 
 class _DeviceCollector(Collector):
-    def __init__(self, sessions: Registry, viewer: str | None) -> None:
+    def __init__(self, sessions: Watched, viewer: str | None) -> None:
         self.sessions, self.view = sessions, _View(viewer)
 
     def collect(self) -> Iterator[Metric]:
@@ -146,11 +167,11 @@ class _DeviceCollector(Collector):
         models = 0
         for context in self.sessions.contexts.values():
             runtime = context.runtime
-            for stream in [*runtime.default_streams.values(), *runtime.streams.values()]:
+            for stream in [*runtime.ctx.default_streams.values(), *runtime.ctx.streams.values()]:
                 labels = self.view.labels(context.tenant, f"{stream.handle:#x}", str(stream.device.index))
                 if labels is not None:
                     depth.add_metric(labels, stream.queued)
-            models += len(runtime.models)
+            models += len(runtime.ctx.models)
         yield depth
         yield GaugeMetricFamily("vnpu_models", "aclmdlRI models alive", models)
         updates = sum(n for t, n in machine.tracer.counts.items() if t.__name__ == "UpdateApplyTask")

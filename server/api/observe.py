@@ -17,9 +17,9 @@ from proto.errors import ACL_ERROR_RT_PARAM_INVALID
 from server.api.auth import tenant_of
 from server.api.errors import ERROR_RESPONSES, NotFound
 from server.api.sessions import Registry
-from server.npu import modelgraph
-from server.npu.model import ModelRI
-from server.npu.trace import chrome
+from server.npu.core.trace import chrome
+from server.npu.model import graph as modelgraph
+from server.npu.model.model import ModelRI
 
 
 def _tenant(request: HTTPConnection) -> str:
@@ -83,7 +83,7 @@ def _model(request: Request, model_id: Address) -> ModelRI:
     registry: Registry = request.app.state.registry
     tenant = _tenant(request)
     for context in registry.contexts_of(tenant):
-        model = context.runtime.models.get(model_id)
+        model = context.runtime.ctx.models.get(model_id)
         if model is not None:
             return model
     for ended in registry.history.ended_of(tenant):

@@ -38,8 +38,8 @@ from server.api.history import ContextName, History
 from server.api.metrics import Metrics
 from server.api.settings import Settings
 from server.npu import Machine, Runtime
-from server.npu.caller import ClientThread
-from server.npu.quota import Quota, Share
+from server.npu.core.caller import ClientThread
+from server.npu.memory.quota import Quota, Share
 
 log = logging.getLogger("vnpu.sessions")
 RUN_LABEL = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -194,8 +194,8 @@ class Registry:
             return
         entry = session.context
         entry.sessions.discard(session)
-        if entry.runtime.quota is not None:
-            entry.runtime.quota.give("session")
+        if entry.runtime.ctx.quota is not None:
+            entry.runtime.ctx.quota.give("session")
         log.info("session %s closed", session.id)
         if entry.sessions and entry.runtime.abandon_updates(session.began):  # others of the context go on
             log.info("session %s left task updates unfinished: they end unapplied", session.id)
@@ -239,8 +239,8 @@ class Registry:
         if entry.sessions or self.contexts.get(entry.id) is not entry:
             return
         del self.contexts[entry.id]
-        if entry.runtime.quota is not None:
-            entry.runtime.quota.give("context")
+        if entry.runtime.ctx.quota is not None:
+            entry.runtime.ctx.quota.give("context")
         try:
             self.history.ending(entry.runtime)
             await entry.runtime.release_all()

@@ -9,7 +9,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 
 from proto.addresses import MAX_DEVICES
-from server.npu.device import LAUNCH_TIMEOUT, MAX_LAUNCH_ELEMENTS, MAX_LAUNCH_WORKSPACE
+from server.npu.machine import LAUNCH_TIMEOUT, MAX_LAUNCH_ELEMENTS, MAX_LAUNCH_WORKSPACE
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
 _UNITS |= {"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
@@ -64,7 +64,7 @@ class Settings:
     max_message: int = 256 << 20  # WebSocket message
     context_memory: int | None = None  # device + pinned bytes per context
     context_handles: int | None = 100_000  # streams, events, models, task groups per context
-    # with tokens naming two tenants or more (server.npu.quota): what one tenant may hold in all its contexts
+    # with tokens naming two tenants or more (server.npu.memory.quota): what one tenant may hold in all its contexts
     tenant_share: float = 0.5  # of each device's limit: max_streams, max_events, max_models, memory (all devices)
     tenant_contexts: int = 64  # contexts (processes, REST sessions that opened one)
     tenant_sessions: int = 256  # sessions (WebSocket connections, REST sessions)

@@ -18,7 +18,7 @@ from server.api.history import debug_text
 from server.api.sessions import ContextEntry, Registry
 from server.npu import Machine
 from server.npu.device import Device
-from server.npu.model import ModelRI
+from server.npu.model.model import ModelRI
 
 
 def _state(request: Request) -> tuple[Machine, Registry, list[ContextEntry]]:
@@ -61,7 +61,7 @@ def install(app: FastAPI) -> None:
             {
                 "id": c.id,
                 "sessions": len(c.sessions),
-                "memory": c.runtime.memory_used,  # device + pinned bytes it holds, all devices together
+                "memory": c.runtime.ctx.memory.used,  # device + pinned bytes it holds, all devices together
                 "age": round(time.monotonic() - c.opened, 1),  # seconds since it was made
                 "streams": [
                     {
@@ -69,14 +69,14 @@ def install(app: FastAPI) -> None:
                         "default": s.default,
                         "queued": s.queued,
                         "running": s.running.describe() if s.running else None,
-                        "capturing": s in c.runtime.capturing,
+                        "capturing": s in c.runtime.ctx.capturing,
                     }
-                    for s in [*c.runtime.default_streams.values(), *c.runtime.streams.values()]
+                    for s in [*c.runtime.ctx.default_streams.values(), *c.runtime.ctx.streams.values()]
                     if s.device is dev
                 ],
                 "events": [
                     {"handle": e.handle, "api": e.api, "flags": e.flags, "flag": e.flag}
-                    for e in c.runtime.events.values()
+                    for e in c.runtime.ctx.events.values()
                     if e.device is dev
                 ],
                 "models": [
@@ -88,7 +88,7 @@ def install(app: FastAPI) -> None:
                         "state": m.state,
                         "executions": m.executions,
                     }
-                    for m in c.runtime.models.values()
+                    for m in c.runtime.ctx.models.values()
                     if m.device is dev
                 ],
             }
@@ -101,7 +101,7 @@ def install(app: FastAPI) -> None:
         """A model of the tenant's contexts, or of one of its recently ended ones (`ended`: when it was reclaimed)."""
         _, registry, contexts = _state(request)
         for c in contexts:
-            found = c.runtime.models.get(model_id)
+            found = c.runtime.ctx.models.get(model_id)
             if found is not None:
                 return _model_view(found, c.id, debug_text(c.runtime, model_id))
         for ended in registry.history.ended_of(tenant_of(request, request.app.state.settings.tokens)):

@@ -23,6 +23,7 @@ from typing import Any
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from starlette.websockets import WebSocketState
 
+from proto import news
 from proto.calltable import CALLS
 from proto.envelope import Request, error_envelope, parse_request, result_envelope
 from proto.errors import ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_INVALID_PARAM, AclError
@@ -41,7 +42,6 @@ MAX_THREADS = 1024  # client threads per connection, each with its own queue
 PROBE_S = 1.0  # how often a reader that waits for room tells the client so (a dead client's send fails)
 
 Item = tuple[Request, int] | None  # a call and its memory cost; None: no more calls
-SHARED_ACK = {"ack": "shared"}  # the client forgot the idle streams it was told of (server.api.idle)
 
 
 class Connection:
@@ -101,7 +101,7 @@ class Connection:
                 continue
             batch = message if isinstance(message, list) else [message]
             for envelope in batch:
-                if envelope == SHARED_ACK:
+                if envelope == news.SHARED_ACK:
                     self._shared_acknowledged()
                     continue
                 await self._accept(envelope, cost // len(batch))
@@ -182,8 +182,8 @@ class Connection:
         """What a waiting call's reply tells besides its result: kernel printf at a synchronizing call, and the
         streams a synchronize may take as finished (server.api.idle)."""
         runtime = self.session.runtime
-        if self.reports_printed and api in SYNCHRONIZING and runtime.printed.pending:
-            reply["printed"] = runtime.printed.take()
+        if self.reports_printed and api in SYNCHRONIZING and runtime.ctx.printed.pending:
+            reply["printed"] = runtime.ctx.printed.take()
         if self.reports_idle:
             self.news.annotate(reply, thread)
 
@@ -228,7 +228,7 @@ class Connection:
             return
         acked = asyncio.get_running_loop().create_future()
         self._acks.append(acked)
-        await self._tell(budget.pack({"shared": True}))
+        await self._tell(budget.pack(news.SHARED))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(acked), ACK_S)
 

@@ -4,7 +4,8 @@ No HTTP here (a test enforces it): everything runs under `asyncio.run`, and the 
 decodes calls, invokes `Runtime` methods by their C names and encodes the results.
 """
 
-from server.npu.device import Device, Machine
+from server.npu.device import Device
+from server.npu.machine import Machine
 from server.npu.runtime import Runtime
 
 __all__ = ["Device", "Machine", "Runtime"]

@@ -12,11 +12,11 @@ import numpy as np
 
 from proto.errors import ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, AclError
 from server.npu.kernels.registry import ArgType, Block, Kernel, KernelTrap
-from server.npu.tasks import KernelTask, Pins, check_pins, offload
+from server.npu.tasks.kernel import KernelTask
+from server.npu.tasks.pins import Pins, check_pins, offload
 
 if TYPE_CHECKING:
-    from server.npu.device import Machine
-    from server.npu.stream import Lane
+    from server.npu.core.lane import Lane, Memory
 
 MAX_PRINTED = 1 << 20  # characters of kernel printf a process has not collected yet; older text is dropped
 
@@ -83,7 +83,7 @@ class CustomKernelTask:
             if out:
                 self.printed.add("".join(out))
 
-    def _view(self, machine: Machine, arg: ArgType, value: Value) -> object:
+    def _view(self, machine: Memory, arg: ArgType, value: Value) -> object:
         if value is None or not arg.pointer:
             return value
         dtype = arg.dtype

@@ -39,7 +39,7 @@ def tensor_view(tensor: aclTensor, region: Region, *, writeable: bool = True) ->
 
 
 class Generation(Protocol):
-    """A counter that moves whenever memory is freed (`server.npu.arena.Epoch`)."""
+    """A counter that moves whenever memory is freed (`server.npu.memory.arena.Epoch`)."""
 
     @property
     def value(self) -> int: ...

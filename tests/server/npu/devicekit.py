@@ -56,7 +56,7 @@ def tensor_at(ptr: int, shape: tuple[int, ...], dtype: aclDataType) -> aclTensor
 
 def pinned(rt: Runtime, ptr: int, count: int, dtype: np.dtype | type = np.float32) -> np.ndarray:
     """The aclrtMallocHost buffer at `ptr` as a numpy array that the test reads and writes like C host code."""
-    buf = rt.machine.host.find(ptr)
+    buf = rt.ctx.machine.host.find(ptr)
     assert buf is not None
     start = ptr - buf.ptr
     return buf.array[start : start + count * np.dtype(dtype).itemsize].view(dtype)

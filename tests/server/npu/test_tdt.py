@@ -139,7 +139,7 @@ async def test_bad_channel_input_is_refused_before_any_work(rt: Runtime) -> None
         with pytest.raises(AclError) as caught:
             make()
         assert (caught.value.code, words in caught.value.message) == (code, True), caught.value
-    assert rt.machine.devices[0].tdt.channels == {} and rt.channels == {}
+    assert rt.ctx.machine.devices[0].tdt.channels == {} and rt.ctx.channels == {}
     ch = rt.acltdtCreateChannelWithCapacity(0, "c", 1)
     assert await code_of(rt.acltdtSendTensor(ch, "", [], -2)) == ACL_ERROR_INVALID_PARAM
     assert rt.acltdtQueryChannelSize(ch) == 0
@@ -185,7 +185,7 @@ async def test_bad_queue_input_names_the_problem(rt: Runtime) -> None:
         with pytest.raises(AclError) as caught:
             make()
         assert (caught.value.code, words in caught.value.message) == (code, True), caught.value
-    assert list(rt.device().tdt.queues) == [a] and rt.device().tdt.routes == {}
+    assert list(rt.ctx.device().tdt.queues) == [a] and rt.ctx.device().tdt.routes == {}
 
 
 async def test_a_context_takes_its_queues_and_channel_handles_with_it(machine: Machine) -> None:

@@ -18,7 +18,7 @@ from proto.aclnn import KernelDesc, aclCreateTensor, aclOpExecutor, aclTensor, c
 from proto.aclnn.dtypes import INFO, Kind
 from proto.constants import aclDataType, aclFormat
 from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, AclError
-from server.npu.arena import Epoch
+from server.npu.memory.arena import Epoch
 from server.npu.ops import ViewCache, run_kernel
 from server.npu.ops.dtypes import NUMPY
 

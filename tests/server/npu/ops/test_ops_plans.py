@@ -12,7 +12,7 @@ import proto.aclnn as nn
 from proto.aclnn import KernelDesc, aclTensor, consume, revalidate
 from proto.constants import aclDataType
 from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, AclError
-from server.npu.arena import Epoch
+from server.npu.memory.arena import Epoch
 from server.npu.ops import ViewCache
 from server.npu.ops.plans import PlanCache
 

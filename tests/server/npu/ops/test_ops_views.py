@@ -18,7 +18,7 @@ from proto.aclnn import (
 from proto.constants import aclDataType, aclFormat
 from proto.errors import ACL_ERROR_RT_DEVICE_MEM_ERROR, ACLNN_ERR_INNER, ACLNN_ERR_INNER_FIND_KERNEL, AclError
 from server.npu import ops
-from server.npu.arena import Epoch
+from server.npu.memory.arena import Epoch
 from server.npu.ops import KERNELS, ViewCache, run_kernel, tensor_view
 
 DT = aclDataType

@@ -1,0 +1,1 @@
+"""Device, ACL context, device-query and peer-access calls."""

@@ -1,0 +1,127 @@
+"""Device queries and resource limits (spec-breadth 1.4): attributes, capabilities, status, and the cube/vector
+core limits a process sets per device. The numbers are the SoC's of `proto.identity`; memory is the device's."""
+
+from __future__ import annotations
+
+from proto.constants import (
+    aclrtDevAttr,
+    aclrtDevFeatureType,
+    aclrtDeviceStatus,
+    aclrtDevResLimitType,
+    aclrtErrorType,
+)
+from proto.enumtext import not_member
+from proto.errors import (
+    ACL_ERROR_RT_DEV_SETUP_ERROR,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+    ACL_ERROR_RT_PARAM_INVALID,
+    AclError,
+)
+from proto.identity import (
+    AICORE_CORES,
+    AICPU_CORES,
+    CUBE_CORES,
+    L2_CACHE_BYTES,
+    NPU_ARCHES,
+    SOC_NAME,
+    UB_BYTES_PER_VECTOR_CORE,
+    VECTOR_CORES,
+)
+from server.npu.area import Area, acl_call, require
+
+A = aclrtDevAttr
+FIXED_ATTRIBUTES = {
+    A.ACL_DEV_ATTR_AICPU_CORE_NUM: AICPU_CORES,
+    A.ACL_DEV_ATTR_AICORE_CORE_NUM: AICORE_CORES,
+    A.ACL_DEV_ATTR_CUBE_CORE_NUM: CUBE_CORES,
+    A.ACL_DEV_ATTR_VECTOR_CORE_NUM: VECTOR_CORES,
+    A.ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE: UB_BYTES_PER_VECTOR_CORE,
+    A.ACL_DEV_ATTR_L2_CACHE_SIZE: L2_CACHE_BYTES,
+    A.ACL_DEV_ATTR_IS_VIRTUAL: 0,  # the runtime's "virtual" is a vNPU partition of a real chip, which this is not
+    A.ACL_DEV_ATTR_NPU_ARCH: NPU_ARCHES[SOC_NAME],
+}
+CORES = {
+    aclrtDevResLimitType.ACL_RT_DEV_RES_CUBE_CORE: CUBE_CORES,
+    aclrtDevResLimitType.ACL_RT_DEV_RES_VECTOR_CORE: VECTOR_CORES,
+}
+
+
+class DeviceInfoCalls(Area):
+    @acl_call
+    def aclrtGetDeviceInfo(self, device_id: int, attr: int) -> int:
+        device = self.machine.device(device_id)
+        if attr not in aclrtDevAttr._value2member_map_:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("attr", attr, aclrtDevAttr))
+        if attr == A.ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE:
+            return device.arena.capacity
+        if attr == A.ACL_DEV_ATTR_PHY_CHIP_ID:
+            return device.index
+        if attr not in FIXED_ATTRIBUTES:
+            raise AclError(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                f"vnpu does not model {aclrtDevAttr(attr).name} of its {SOC_NAME} device",
+            )
+        return FIXED_ATTRIBUTES[attr]  # type: ignore[index]
+
+    @acl_call
+    def aclrtGetDeviceCapability(self, device_id: int, dev_feature_type: int) -> int:
+        """Task update of AIC/AIV kernels is supported (1); the other feature types are not queryable (107000)."""
+        self.machine.device(device_id)
+        if dev_feature_type != aclrtDevFeatureType.ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"devFeatureType {dev_feature_type} cannot be queried")
+        return 1
+
+    @acl_call
+    def aclrtQueryDeviceStatus(self, device_id: int) -> int:
+        self.machine.device(device_id)
+        return aclrtDeviceStatus.ACL_RT_DEVICE_STATUS_NORMAL
+
+    @acl_call
+    def aclrtGetErrorVerbose(self, device_id: int) -> tuple[int, int, int]:
+        """(tryRepair, hasDetail, errorType): the runtime reports only HBM uncorrectable errors and link errors
+        here, and vnpu emulates neither, so ACL_RT_NO_ERROR (spec-breadth 3.1)."""
+        self.machine.device(device_id)
+        return (0, 0, aclrtErrorType.ACL_RT_NO_ERROR)
+
+    @acl_call
+    def aclrtGetDeviceUtilizationRate(self, device_id: int) -> tuple[int, int, int, int]:
+        """(cube, vector, AI CPU, memory) utilization in percent: -1 each, the runtime's answer when the driver
+        cannot say (memory is always -1): vnpu does not sample its cores."""
+        self.machine.device(device_id)
+        return (-1, -1, -1, -1)
+
+    @acl_call
+    def aclrtGetDeviceResLimit(self, device_id: int, type_: int) -> int:
+        self._open_device(device_id, type_)
+        return self.ctx.res_limits.get((device_id, type_), CORES[type_])  # type: ignore[index]
+
+    @acl_call
+    def aclrtSetDeviceResLimit(self, device_id: int, type_: int, value: int) -> None:
+        """At most the device's core count of that type; kernels see the limit through aclrtGetResInCurrentThread."""
+        self._open_device(device_id, type_)
+        most = CORES[type_]  # type: ignore[index]
+        require(0 <= value <= most, f"value {value} is more than the device's {most} cores of that type",
+                ACL_ERROR_RT_PARAM_INVALID)  # fmt: skip
+        self.ctx.res_limits[(device_id, type_)] = value
+
+    @acl_call
+    def aclrtResetDeviceResLimit(self, device_id: int) -> None:
+        self._open_device(device_id, 0)
+        for kind in CORES:
+            self.ctx.res_limits.pop((device_id, kind), None)
+
+    @acl_call
+    def aclrtGetResInCurrentThread(self, type_: int) -> int:
+        index = self.ctx.device().index
+        if type_ not in CORES:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("type", type_, aclrtDevResLimitType))
+        return self.ctx.res_limits.get((index, type_), CORES[type_])  # type: ignore[index]
+
+    def _open_device(self, device_id: int, type_: int) -> None:
+        self.machine.device(device_id)
+        if type_ not in CORES:
+            raise AclError(ACL_ERROR_RT_PARAM_INVALID, not_member("type", type_, aclrtDevResLimitType))
+        if not any(c.device.index == device_id for c in self.ctx.acl_contexts.values()):
+            raise AclError(
+                ACL_ERROR_RT_DEV_SETUP_ERROR, f"device {device_id} is not open in this process: call aclrtSetDevice"
+            )

@@ -1,0 +1,2 @@
+"""aclmdlRI calls: execute, capture and task update, Build models, labels, conditional models, introspection and
+editing, names and callbacks."""

@@ -1,0 +1,1 @@
+"""Stream, event, notify, IPC event/notify, callback, marker and overflow calls."""

@@ -1,0 +1,44 @@
+"""Markers: what a program says about its own timeline (mstx marks and ranges, msproftx stamps), recorded in the
+device's trace beside the tasks.
+
+A mark is an instant, a range a slice from its start call to its end call; both go on a lane of the calling
+host thread (`thread 0x...`), on the device current to that thread, owned by its context, so a viewer shows
+them next to the streams the thread fed. A marker's name is its message; its detail names its domain (when not
+the default one) and the stream it was tied to. The daemon stamps each call as it arrives: the client pipelines
+them, so a marker costs no round trip and lands in the order the thread made it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from server.npu.core.trace import Where
+
+
+class MarkTask:
+    """An instant marker (mstxMarkA, mstxDomainMarkA, aclprofMark); the trace kind `mark`."""
+
+
+class RangeTask:
+    """A range marker (mstxRangeStartA ... mstxRangeEnd, aclprofRangeStart ... aclprofRangeStop); kind `range`."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRange:
+    """A range that has started and not ended: where and when, and how the trace will name it."""
+
+    name: str
+    detail: str | None
+    where: Where
+    start: float
+
+
+def detail(domain: str | None, stream: str | None) -> str | None:
+    parts = [f"domain {domain}"] if domain else []
+    if stream:
+        parts.append(stream)  # "stream 0x... of device N", as the stream names itself
+    return ", ".join(parts) or None
+
+
+def lane(thread: object) -> str:
+    return f"thread {thread:#x}" if isinstance(thread, int) else f"thread {thread}"

@@ -1,0 +1,1 @@
+"""Memory: device memory (arena, allocator), pinned host memory, virtual memory, IPC, host registration, quotas."""

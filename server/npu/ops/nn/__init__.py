@@ -1,0 +1,16 @@
+"""Kernels of hicann/ops-nn's operators: index reads and writes, norms, activations, quantization, matmuls,
+sampling.
+
+Each module ends with FUNCTIONS (operator name without "aclnn" -> numpy kernel called by its C argument names);
+FUNCTIONS here merges them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from server.npu.ops.nn import activation, index_read, index_update, matmul, norm, quant, quant_matmul, sampling
+
+MODULES = (activation, index_read, index_update, matmul, norm, quant, quant_matmul, sampling)
+FUNCTIONS: dict[str, Callable[..., Any]] = {name: f for module in MODULES for name, f in module.FUNCTIONS.items()}
