@@ -4,8 +4,9 @@
 
 /* Before Python starts, name the interpreter that built the toolkit, so the embedded one finds the same
  * installation (its standard library and site-packages: vnpu and its dependencies), whatever python3 PATH
- * holds. Then start it: a library whose Python part cannot start stops the program here, with the reason,
- * rather than answering every call with a silent 0.
+ * holds; if it is gone (its virtual environment moved or deleted), say so before Python tries. Then start it:
+ * a library whose Python part cannot start stops the program here, with the reason, rather than answering
+ * every call with a silent 0.
  *
  * In a Python process (PyTorch: torch_npu links these libraries, and they load while `import torch` runs) the
  * interpreter is already there and vnpu's Python part runs in it, from that environment's vnpu. Two things are
@@ -33,7 +34,7 @@ static int vnpu_host_can_import(void)
             fprintf(stderr,
                     "vnpu: " VNPU_LIBRARY " was loaded into a Python process whose environment cannot import "
                     "vnpu's client (%s): install vnpu there (pip install vnpu, or pip install -e " VNPU_SOURCE
-                    ", where this toolkit was built by " VNPU_PYTHON_TEXT ")\n",
+                    ", where this toolkit was built by " VNPU_PYTHON_PATH ")\n",
                     why ? why : needed[i]);
             Py_XDECREF(text);
             Py_XDECREF(type);
@@ -50,6 +51,12 @@ __attribute__((constructor)) static void vnpu_boot(void)
 {
     int ready;
     if (!Py_IsInitialized()) {
+        if (access(VNPU_PYTHON_PATH, X_OK) != 0) {
+            fprintf(stderr, "vnpu: " VNPU_LIBRARY ": the toolkit was built by " VNPU_PYTHON_PATH
+                            ", which no longer exists: run `vnpu toolkit --rebuild` with the Python vnpu is "
+                            "installed in, and build against the directory it prints\n");
+            _exit(127);
+        }
         Py_SetProgramName(VNPU_PYTHON);
         ready = VNPU_READY();
     } else {
