@@ -80,7 +80,8 @@ from client.errors import TransportError as TransportError
 from client.hostbuf import HostBuffer as HostBuffer
 from client.routing import Router, parse_devices
 from client.session import Session as Session
-from proto.calltable import BEFORE_INIT, CALLS, aclmdlRITaskParams
+from proto.calltable import BEFORE_INIT as ANSWERED_BEFORE_INIT
+from proto.calltable import CALLS, aclmdlRITaskParams
 from proto.calltable import STRUCTS as WIRE_STRUCTS
 from proto.constants import ENUMS, flat_constants
 from proto.errors import ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_UNINITIALIZE
@@ -115,7 +116,7 @@ def not_initialized(api: str, remedy: str) -> AclError:
 
 def _function(api: str) -> Callable[..., Any]:
     names = CALLS[api].arg_names
-    early = api in BEFORE_INIT
+    early = api in ANSWERED_BEFORE_INIT
 
     def function(*args: Any) -> Any:
         try:
@@ -135,7 +136,7 @@ def _function(api: str) -> Callable[..., Any]:
 
 
 def _before_init(api: str, *args: Any) -> Any:
-    """A call the runtime answers before aclInit (BEFORE_INIT): through a session of its own, closed after."""
+    """A call the runtime answers before aclInit (ANSWERED_BEFORE_INIT): through a session of its own, closed after."""
     config = load(None)
     session: Session | Router = Router(parse_devices(config.devices), config) if config.devices else Session(config)
     try:

@@ -47,7 +47,8 @@ from client.capi import (
 from client.capi.convert import Bound, C
 from client.core import c_call
 from client.errors import ServerError, TransportError
-from proto.calltable import BEFORE_INIT, CALLS
+from proto.calltable import BEFORE_INIT as ANSWERED_BEFORE_INIT
+from proto.calltable import CALLS
 from proto.errors import (
     ACL_ERROR_INTERNAL_ERROR,
     ACL_ERROR_INVALID_PARAM,
@@ -95,7 +96,7 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
             record(str(error) if error.api else f"{name}: {error}")
             return _failure_value(result, error.code)
         except TransportError as error:
-            uninitialized = acl._current is None and name != "aclInit" and name not in BEFORE_INIT
+            uninitialized = acl._current is None and name != "aclInit" and name not in ANSWERED_BEFORE_INIT
             record(f"{name}: {error}" + ("" if not uninitialized else " (the program has not called aclInit)"))
             return _failure_value(result, ACL_ERROR_UNINITIALIZE if uninitialized else ACL_ERROR_INTERNAL_ERROR)
         except ServerError as error:
