@@ -181,7 +181,7 @@ def expand_tree() -> dict[str, str]:
         return MARKER.sub(replace, text)
 
     tree = {header: expand(header, text) for header, text in sources.items()}
-    tree.update({op_header_path(decl): op_header(decl) for decl in OPS.values()})
+    tree.update({op_header_path(decl): op_header(decl) for decl in OPS.implemented()})
     return tree
 
 

@@ -288,6 +288,6 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclSetAclOpExecutorRepeatable": aclSetAclOpExecutorRepeatable,
 }
 OPERATORS: dict[str, Callable[[C], Callable[..., int]]] = {
-    **{decl.ws_name: phase1(decl) for decl in OPS.values()},
-    **{decl.c_name: phase2(decl) for decl in OPS.values()},
+    **{decl.ws_name: phase1(decl) for decl in OPS.implemented()},
+    **{decl.c_name: phase2(decl) for decl in OPS.implemented()},
 }
