@@ -16,9 +16,33 @@ from proto.aclnn.decl import OpDecl
 from proto.aclnn.declare import declaration
 from proto.aclnn.entry import Row
 from proto.aclnn.registry import OPS
-from proto.aclnn.rules import elementwise, matmul, reduce
+from proto.aclnn.rules import (
+    activation,
+    attention,
+    creation,
+    elementwise,
+    index,
+    matmul,
+    norm,
+    pointwise,
+    reduce,
+    shape,
+    transformer,
+)
 
-FAMILIES: Final = (elementwise, reduce, matmul)
+FAMILIES: Final = (
+    elementwise,
+    pointwise,
+    reduce,
+    shape,
+    creation,
+    activation,
+    index,
+    matmul,
+    norm,
+    attention,
+    transformer,
+)
 
 
 def _gather() -> dict[str, Row]:

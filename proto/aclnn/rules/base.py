@@ -268,3 +268,33 @@ class Checked(NoWorkspace):
 
     def workspace(self, args: Args) -> int:
         return 0 if self.sizes is None else self.sizes(args)
+
+
+def broadcast_all(*named: tuple[str, aclTensor]) -> tuple[int, ...]:
+    """The broadcast shape of several tensors; OpArgError naming the first that does not broadcast."""
+    shape: tuple[int, ...] = ()
+    for name, t in named:
+        joined = broadcast_shapes(shape, t.view_dims)
+        if joined is None:
+            have, want = shape_str(t.view_dims), shape_str(shape)
+            raise OpArgError(f"{name} has shape {have}, which does not broadcast with {want}")
+        shape = joined
+    return shape
+
+
+def promote_all(*named: tuple[str, aclTensor]) -> aclDataType:
+    """The dtype several tensors promote to; OpArgError naming the first that does not promote."""
+    dtype = named[0][1].data_type
+    for name, t in named[1:]:
+        joined = dtypes.promote_types(dtype, t.data_type)
+        if joined is None:
+            have, want = dtypes.name(t.data_type), dtypes.name(dtype)
+            raise OpArgError(f"{name} has dtype {have}, which cannot be promoted with {want}")
+        dtype = joined
+    return dtype
+
+
+def with_axis(shape: Sequence[int], d: int, size: int | None, *, insert: bool = False) -> tuple[int, ...]:
+    """`shape` with axis d set to `size` (None: removed; `insert`: a new axis before d)."""
+    head, tail = tuple(shape[:d]), tuple(shape[d:] if insert else shape[d + 1 :])
+    return (*head, *(() if size is None else (size,)), *tail)

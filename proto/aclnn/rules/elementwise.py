@@ -26,40 +26,56 @@ from proto.constants import aclDataType
 
 @dataclass(frozen=True)
 class Binary(NoWorkspace):
-    """self ∘ other (tensor or scalar), optionally with alpha scaling other; `out` may be `selfRef`."""
+    """self ∘ other (tensor or scalar), optionally with alpha scaling other; `out` may be `selfRef`.
+
+    `no_bool`: a BOOL operand is refused (`refusal` says why); `true_div`: integral operands compute in ACL_FLOAT;
+    `compare`: the result is ACL_BOOL (comparisons, logical operators: out may be any dtype); `allowed`: the
+    operands' dtypes; `other`: the second operand's C name (PowTensorTensor's exponent).
+    """
 
     first: str = "self"
     out: str = "out"
     no_bool: bool = False
     true_div: bool = False
+    other: str = "other"
+    compare: bool = False
+    allowed: frozenset[aclDataType] = ALL
+    refusal: str = "subtraction with a bool operand is not supported"
+
+    def _other(self, args: Args) -> aclTensor | aclScalar:
+        other = args[self.other]
+        assert isinstance(other, aclTensor | aclScalar)
+        return other
 
     def promoted(self, args: Args) -> aclDataType:
-        a, other = tensor(args, self.first), args["other"]
-        assert isinstance(other, aclTensor | aclScalar)
+        a, other = tensor(args, self.first), self._other(args)
         if isinstance(other, aclScalar):
             dtype = dtypes.promote_with_scalar(a.data_type, other.data_type)
         else:
             dtype = dtypes.promote_types(a.data_type, other.data_type)
         if dtype is None:
             raise OpArgError(
-                f"other has dtype {dtypes.name(other.data_type)}, which cannot be promoted with "
+                f"{self.other} has dtype {dtypes.name(other.data_type)}, which cannot be promoted with "
                 f"{self.first}'s {dtypes.name(a.data_type)}"
             )
         return dtype
 
     def result_dtype(self, args: Args) -> aclDataType:
+        if self.compare:
+            return DT.ACL_BOOL
         dtype = self.promoted(args)
         return DT.ACL_FLOAT if self.true_div and dtypes.is_integral(dtype) else dtype
 
     def check(self, args: Args) -> None:
-        a, other = tensor(args, self.first), args["other"]
-        assert isinstance(other, aclTensor | aclScalar)
+        a, other = tensor(args, self.first), self._other(args)
         promoted = self.promoted(args)
-        require_dtype(self.first, a.data_type, ALL)
+        require_dtype(self.first, a.data_type, self.allowed)
+        if isinstance(other, aclTensor):
+            require_dtype(self.other, other.data_type, self.allowed)
         if self.no_bool:
-            for name, dtype in ((self.first, a.data_type), ("other", other.data_type)):
+            for name, dtype in ((self.first, a.data_type), (self.other, other.data_type)):
                 if dtype == DT.ACL_BOOL:
-                    raise OpArgError(f"{name} is ACL_BOOL: subtraction with a bool operand is not supported")
+                    raise OpArgError(f"{name} is ACL_BOOL: {self.refusal}")
         alpha = args.get("alpha")
         if isinstance(alpha, aclScalar) and not can_cast(alpha.data_type, promoted):
             raise OpArgError(
@@ -71,11 +87,10 @@ class Binary(NoWorkspace):
     def _shape(self, a: aclTensor, other: aclTensor | aclScalar) -> tuple[int, ...]:
         if isinstance(other, aclScalar):
             return a.view_dims
-        require_dtype("other", other.data_type, ALL)
         shape = broadcast_shapes(a.view_dims, other.view_dims)
         if shape is None:
             raise OpArgError(
-                f"other has shape {shape_str(other.view_dims)}, which does not broadcast with "
+                f"{self.other} has shape {shape_str(other.view_dims)}, which does not broadcast with "
                 f"{self.first}'s {shape_str(a.view_dims)}"
             )
         return shape

@@ -17,10 +17,12 @@ from proto.aclnn.rules.base import (
     MATMUL_MAX_DIMS,
     USE_FP16,
     USE_HF32,
+    Checked,
     broadcast_shapes,
     check_out,
     int_attr,
     require_dtype,
+    require_rank,
     round_up,
     shape_str,
     tensor,
@@ -97,4 +99,49 @@ class Matmul:
         return round_up(math.prod(shape) * dtypes.info(DT.ACL_FLOAT).itemsize)
 
 
-TABLE: Final[dict[str, Row]] = {"Matmul": cube(Matmul())}
+def _mode(args: Args, dtype: aclDataType) -> None:
+    mode = int_attr(args, "cubeMathType")
+    if mode not in (0, 1, 2, 3):
+        raise OpArgError(f"cubeMathType is {mode}; it must be 0 (KEEP_DTYPE), 1, 2 (USE_FP16) or 3 (USE_HF32)")
+    Matmul._check_mode(mode, dtype, both_1d=False)
+
+
+def _fixed(a_name: str, b_name: str, a_rank: int, b_rank: int, add: str = "") -> Checked:
+    """Mm (2-D @ 2-D), BatchMatMul (3-D @ 3-D), Mv (2-D @ 1-D), and with `add` (self) Addmm and Baddbmm:
+    out = beta · add + alpha · (a @ b), add broadcast to the product's shape."""
+
+    def checks(args: Args) -> None:
+        a, b = tensor(args, a_name), tensor(args, b_name)
+        for name, t, rank in ((a_name, a, a_rank), (b_name, b, b_rank)):
+            require_dtype(name, t.data_type, MATMUL_DTYPES)
+            require_rank(name, t, rank)
+        dtype = dtypes.promote_types(a.data_type, b.data_type)
+        if dtype is None or (DT.ACL_BF16 in (a.data_type, b.data_type) and a.data_type != b.data_type):
+            raise OpArgError(f"{b_name} has dtype {dtypes.name(b.data_type)}, which does not mix with {a_name}'s")
+        _mode(args, dtype)
+        k_a, k_b = a.view_dims[-1], b.view_dims[0 if b_rank == 1 else -2]
+        if k_a != k_b:
+            have = shape_str(b.view_dims)
+            raise OpArgError(f"{b_name} has shape {have}; its reduce dim {k_b} differs from {a_name}'s {k_a}")
+        shape = matmul_shape(a.view_dims, b.view_dims)
+        if shape is None:
+            raise OpArgError(f"{b_name}'s batch {b.view_dims[0]} does not match {a_name}'s {a.view_dims[0]}")
+        if add:
+            c = tensor(args, add)
+            require_dtype(add, c.data_type, MATMUL_DTYPES)
+            if broadcast_shapes(shape, c.view_dims) != shape:
+                have, want = shape_str(c.view_dims), shape_str(shape)
+                raise OpArgError(f"{add} has shape {have}, which does not broadcast to {want}")
+        check_out(args, "out", dtype, shape, MATMUL_DTYPES)
+
+    return Checked(checks, doc="matmul/mat_mul_v3/docs/aclnnMm.md, batch_mat_mul_v3/docs/aclnnBatchMatMul.md")
+
+
+TABLE: Final[dict[str, Row]] = {
+    "Matmul": cube(Matmul()),
+    "Mm": cube(_fixed("self", "mat2", 2, 2)),
+    "BatchMatMul": cube(_fixed("self", "mat2", 3, 3)),
+    "Mv": cube(_fixed("self", "vec", 2, 1)),
+    "Addmm": cube(_fixed("mat1", "mat2", 2, 2, add="self")),
+    "Baddbmm": cube(_fixed("batch1", "batch2", 3, 3, add="self")),
+}
