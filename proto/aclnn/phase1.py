@@ -8,6 +8,7 @@ functions are generated from the declarations in `ops.py`; each C name below is 
 from __future__ import annotations
 
 import inspect
+import keyword
 from collections.abc import Callable, Mapping
 from typing import Final
 
@@ -53,8 +54,14 @@ def revalidate(kernel: KernelDesc) -> KernelDesc:
     return kernel
 
 
+def _py(name: str) -> str:
+    """A C argument name as a Python parameter name (`from` -> `from_`: a keyword cannot be one)."""
+    return f"{name}_" if keyword.iskeyword(name) else name
+
+
 def _bind(decl: OpDecl, args: tuple[object, ...], kwargs: dict[str, object]) -> dict[str, object]:
     names = decl.arg_names
+    kwargs = {(key[:-1] if key.endswith("_") and keyword.iskeyword(key[:-1]) else key): v for key, v in kwargs.items()}
     if len(args) > len(names):
         raise TypeError(f"{decl.ws_name}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
     values = dict(zip(names, args, strict=False))
@@ -110,7 +117,7 @@ def phase1(decl: OpDecl) -> Phase1:
     call.__doc__ = (
         f"{decl.ws_name}({', '.join(decl.arg_names)}) -> (workspaceSize, executor): phase 1 of {decl.c_name}."
     )
-    params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in decl.arg_names]
+    params = [inspect.Parameter(_py(name), inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in decl.arg_names]
     call.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     call.decl = decl  # type: ignore[attr-defined]
     return call

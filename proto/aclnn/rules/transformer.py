@@ -10,7 +10,7 @@ from typing import Final
 from proto.aclnn import dtypes
 from proto.aclnn.decl import Args, OpArgError
 from proto.aclnn.dtypes import DT
-from proto.aclnn.entry import Row, cube
+from proto.aclnn.entry import Row, cube, nullable
 from proto.aclnn.host import aclTensor
 from proto.aclnn.rules.base import (
     Checked,
@@ -187,7 +187,9 @@ TABLE: Final[dict[str, Row]] = {
     "ScatterPaKvCache": Checked(_kv_cache, doc="attention/scatter_pa_kv_cache/docs/aclnnScatterPaKvCache.md"),
     "RotaryPositionEmbedding": Checked(_rotary, doc="posembedding/rotary_position_embedding/docs"),
     "ApplyRotaryPosEmb": Checked(_apply_rotary, doc="posembedding/apply_rotary_pos_emb/docs"),
-    "RopeWithSinCosCache": Checked(_rope_cache, doc="posembedding/rope_with_sin_cos_cache/docs"),
+    "RopeWithSinCosCache": nullable(
+        Checked(_rope_cache, doc="posembedding/rope_with_sin_cos_cache/docs"), "mropeSection"
+    ),
     "InterleaveRope": Checked(_interleave, doc="posembedding/interleave_rope/README.md"),
     "MoeGatingTopKSoftmax": Checked(_moe_gating, doc="moe/moe_gating_top_k_softmax/docs"),
     "GroupedMatmulV4": cube(Checked(_grouped_matmul, doc="gmm/grouped_matmul/docs/aclnnGroupedMatmulV4.md")),

@@ -32,7 +32,7 @@ def _scatter(op: str, self: Array, dim: int, index: Array, src: Array | Any, red
     d = axis(op, "dim", dim, self.ndim)
     if index.ndim != self.ndim and self.ndim:
         raise invalid(op, "index", f"has {index.ndim} dims; self has {self.ndim}")
-    target = wide(self) if is_float(self.dtype) else self.astype(np.int64)
+    target = wide(self).copy() if is_float(self.dtype) else self.astype(np.int64)
     values = src[tuple(slice(0, n) for n in index.shape)] if isinstance(src, np.ndarray) else src
     values = np.broadcast_to(np.asarray(values).astype(target.dtype), index.shape)
     where = _grid(checked(op, "index", index, self.shape[d]), d)
@@ -68,7 +68,7 @@ def index_add(self: Array, dim: int, index: Array, source: Array, alpha: Any, ou
     op = "IndexAdd"
     d = axis(op, "dim", dim, self.ndim)
     rows = checked(op, "index", index.reshape(-1), self.shape[d] if self.ndim else 1)
-    target = wide(self) if is_float(self.dtype) else self.astype(np.int64)
+    target = wide(self).copy() if is_float(self.dtype) else self.astype(np.int64)
     moved = np.moveaxis(target, d, 0) if self.ndim else target.reshape(1)
     addend = (
         np.moveaxis(wide(source) if is_float(self.dtype) else source.astype(np.int64), d, 0)

@@ -184,10 +184,16 @@ def _make(spec: Any, mem: FakeMemory, rng: np.random.Generator, launch: Launch, 
 
 def run(case: Case, mem: FakeMemory, rng: np.random.Generator) -> None:
     """Launch the row and compare its written tensors with the reference."""
+    decl = nn.OPS[case.op]
+    assert list(case.args) == list(decl.arg_names) or set(case.args) == set(decl.arg_names), (
+        f"{case.id}: the row names {sorted(set(case.args) ^ set(decl.arg_names))} wrongly; {case.op} takes "
+        f"{', '.join(decl.arg_names)}"
+    )
     launch = build(case, mem, rng)
     phase1 = nn.function(f"aclnn{case.op}GetWorkspaceSize")
     assert phase1 is not None, case.op
-    mem.launch(phase1, *launch.host)
+    host = dict(zip(case.args, launch.host, strict=True))
+    mem.launch(phase1, *(host[name] for name in decl.arg_names))
     expected = case.ref(**launch.given)
     assert set(expected) | set(case.skip) >= set(launch.written), (case.id, sorted(launch.written))
     for name, want in expected.items():
