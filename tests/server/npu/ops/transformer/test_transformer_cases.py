@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 from aclnn_testkit import FakeMemory
-from attention_reference import attention
 
 from tests.server.npu.ops.opcases import F16, I32, I64, Case, In, Ints, List, Out, Ref, run
+from tests.server.npu.ops.transformer.attention_reference import attention
 
 INT_MAX = 2147483647
 B, N, KVN, S, D = 2, 4, 2, 5, 16
