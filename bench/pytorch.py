@@ -1,4 +1,4 @@
-"""Figure 14: PyTorch on vnpu (torch_npu 2.13 through the toolkit, TASK_QUEUE_ENABLE=0): one eager torch op
+"""Figure 15: PyTorch on vnpu (torch_npu 2.13 through the toolkit, TASK_QUEUE_ENABLE=0): one eager torch op
 (`x + 1` on 8 elements: Python → torch_npu → the toolkit's libraries → the daemon, median over a bounded loop), and
 a captured decode-like step (13 kernels) replayed vs the same step eager, in one torch process
 (`bench/torch_step.py`) against this run's daemon."""
@@ -18,7 +18,7 @@ from client.capi import toolkit
 SCRIPT = Path(__file__).parent / "torch_step.py"
 
 
-def figure14(bench: Bench) -> list[Row]:
+def figure15(bench: Bench) -> list[Row]:
     ops, steps, rounds = bench.pick(2000, 100), bench.pick(200, 20), bench.pick(5, 2)
     root = toolkit.ensure()
     env = {k: v for k, v in os.environ.items() if not k.startswith("VNPU_")}
@@ -30,7 +30,7 @@ def figure14(bench: Bench) -> list[Row]:
     found = json.loads(done.stdout.strip().splitlines()[-1])
     return [
         Row(
-            "14",
+            "15",
             "one eager torch op on vnpu (x + 1, 8 elements), median of the loop's mean",
             "s",
             [found["op_s"]],
@@ -38,7 +38,7 @@ def figure14(bench: Bench) -> list[Row]:
             note="through the CFFI libraries: the interpreter inside them is the cost (the native toolkit, issue 38)",
         ),
         Row(
-            "14",
+            "15",
             f"a captured decode-like step replayed ({found['kernels']} kernels)",
             "s",
             [found["replay_step_s"]],

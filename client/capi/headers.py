@@ -26,7 +26,7 @@ from pathlib import Path
 
 import proto.constants as _constants
 import proto.errors as _errors
-from proto.aclnn import OPS, ArgKind, OpDecl
+from proto.aclnn import DECLS, OPS, ArgKind, OpDecl
 from proto.operators import USER
 
 SOURCE = Path(__file__).parent / "include"
@@ -181,7 +181,7 @@ def expand_tree() -> dict[str, str]:
         return MARKER.sub(replace, text)
 
     tree = {header: expand(header, text) for header, text in sources.items()}
-    tree.update({op_header_path(decl): op_header(decl) for decl in OPS.values()})
+    tree.update({op_header_path(decl): op_header(decl) for decl in (*DECLS, *OPS.user().values())})
     return tree
 
 

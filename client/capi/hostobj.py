@@ -22,7 +22,7 @@ import proto.host as host
 import proto.operators as operators
 from client import acl
 from client.capi.convert import C
-from proto.aclnn import OPS, ArgKind, OpDecl
+from proto.aclnn import DECLS, OPS, ArgKind, OpDecl
 from proto.aclnn.decl import TENSOR_KINDS
 from proto.constants import aclDataType
 from proto.errors import (
@@ -288,6 +288,6 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclSetAclOpExecutorRepeatable": aclSetAclOpExecutorRepeatable,
 }
 OPERATORS: dict[str, Callable[[C], Callable[..., int]]] = {
-    **{decl.ws_name: phase1(decl) for decl in OPS.values()},
-    **{decl.c_name: phase2(decl) for decl in OPS.values()},
+    **{decl.ws_name: phase1(decl) for decl in (*DECLS, *OPS.user().values())},
+    **{decl.c_name: phase2(decl) for decl in (*DECLS, *OPS.user().values())},
 }
