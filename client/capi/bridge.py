@@ -15,6 +15,7 @@ unreachable ACL_ERROR_INTERNAL_ERROR, and no Python exception ever reaches the C
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from client.capi import (
     markers,
     modeledit,
     models,
+    nnopbase,
     randomnum,
     streamstate,
     tdt,
@@ -68,6 +70,14 @@ _thread = _Thread()
 
 def record(message: str) -> None:
     _thread.message = message
+    if _LOG_TO_STDOUT:  # CANN's logs on stdout (its plog otherwise): each error as it is recorded
+        os.write(1, f"[ERROR] {message}\n".encode(errors="replace"))
+
+
+# ASCEND_SLOG_PRINT_TO_STDOUT=1 puts CANN's log on stdout, from ASCEND_GLOBAL_LOG_LEVEL (3, errors, by default) up
+_LOG_TO_STDOUT = os.environ.get("ASCEND_SLOG_PRINT_TO_STDOUT") == "1" and os.environ.get(
+    "ASCEND_GLOBAL_LOG_LEVEL", "3"
+).strip() in ("0", "1", "2", "3")
 
 
 def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[..., Any]:
@@ -220,6 +230,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **markers.SPECIAL,
     **modeledit.SPECIAL,
     **models.SPECIAL,
+    **nnopbase.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,
     **tdt.SPECIAL,

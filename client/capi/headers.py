@@ -1,5 +1,5 @@
-"""The toolkit's `include/` tree: vnpu's authored headers with proto's constants filled in, and one header per
-operator generated from its declaration.
+"""The toolkit's `include/` tree: vnpu's authored headers with proto's constants filled in, CANN's operator headers
+generated from the catalog (`client.capi.opheaders`), and one header per user-declared operator the catalog lacks.
 
 The authored headers (`client/capi/include/`, laid out as in a CANN package) hold the typedefs, structs and
 prototypes. What `proto` already knows is not written there again: a marker line asks for it.
@@ -26,7 +26,9 @@ from pathlib import Path
 
 import proto.constants as _constants
 import proto.errors as _errors
+from client.capi import opheaders
 from proto.aclnn import OPS, ArgKind, OpDecl
+from proto.aclnn.catalog import catalog
 from proto.operators import USER
 
 SOURCE = Path(__file__).parent / "include"
@@ -165,7 +167,9 @@ def _snake(name: str) -> str:
 
 
 def op_header_path(decl: OpDecl) -> str:
-    return f"aclnnop/aclnn_{_snake(decl.name)}.h"
+    """The header of an operator: the catalog's for CANN's operators, `aclnn_<snake name>.h` for a user's."""
+    known = catalog().ops.get(decl.name)
+    return f"aclnnop/{known.header}" if known is not None else f"aclnnop/aclnn_{_snake(decl.name)}.h"
 
 
 def expand_tree() -> dict[str, str]:
@@ -181,7 +185,9 @@ def expand_tree() -> dict[str, str]:
         return MARKER.sub(replace, text)
 
     tree = {header: expand(header, text) for header, text in sources.items()}
-    tree.update({op_header_path(decl): op_header(decl) for decl in OPS.values()})
+    tree.update(opheaders.tree())
+    declared = catalog().ops
+    tree.update({op_header_path(decl): op_header(decl) for decl in OPS.values() if decl.name not in declared})
     return tree
 
 
