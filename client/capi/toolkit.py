@@ -10,6 +10,8 @@
     lib64/libopapi.so              every operator of the catalog, both phases (NEEDs libnnopbase.so, as CANN's;
                                    libopapi_math.so, libopapi_nn.so, ..., libaclnn_ops_infer.so, ... name it too)
     lib64/libc_sec.so              the secure C functions (securec.h), plain C
+    opp/vendors/custom_<repo>/op_api/lib/libcust_opapi.so   libopapi.so, where the repositories' experimental
+                                   examples link their custom package from
     bin/setenv.bash                what CANN's environment script sets, pointing here
     share/info/runtime/version.info
 
@@ -61,6 +63,9 @@ ALIASES = {name: "ascendcl" for name in _RUNTIME_NAMES}
 OPAPI_NAMES: tuple[str, ...] = ("opapi_math", "opapi_nn", "opapi_cv", "opapi_transformer")
 OPAPI_NAMES += ("aclnn_ops_infer", "aclnn_ops_train", "aclnn_math", "aclnn_rand", "aclnn_sparse", "aclnn_fft")
 ALIASES.update({name: "opapi" for name in OPAPI_NAMES})
+# the custom operator packages CANN's repositories build their experimental operators into (`build.sh --pkg
+# --experimental`, vendor "custom"), whose examples link -lcust_opapi from there: here, libopapi.so again
+VENDORS = ("custom_math", "custom_nn", "custom_cv", "custom_transformer")
 # the order the libraries are built in: libopapi.so links against libnnopbase.so (its DT_NEEDED, as in CANN)
 BUILD_ORDER = ("ascendcl", "nnopbase", "opapi")
 NEEDS = {"opapi": ("nnopbase",)}
@@ -173,6 +178,10 @@ def _build(staging: Path, cc: str) -> None:
         _compile(table, library, include, lib64, staging / "build", cc)
     for alias, target in ALIASES.items():
         (lib64 / f"lib{alias}.so").symlink_to(f"lib{target}.so")
+    for vendor in VENDORS:
+        lib = staging / "opp" / "vendors" / vendor / "op_api" / "lib"
+        lib.mkdir(parents=True)
+        (lib / "libcust_opapi.so").symlink_to(os.path.relpath(lib64 / "libopapi.so", lib))
     _compile_securec(include, lib64, cc)
     _write_files(staging)
     shutil.rmtree(staging / "build", ignore_errors=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from proto.aclnn import KernelDesc
 from proto.errors import ACLNN_ERR_INNER_FIND_KERNEL, ACLNN_ERR_PARAM_INVALID, AclError
-from server.npu.ops import activation, copy, elementwise, matmul, reduce, user
+from server.npu.ops import activation, copy, dump, elementwise, matmul, reduce, user
 from server.npu.ops.launch import Kernel, Launch, Plan
 from server.npu.ops.views import Region, ViewCache, Views, tensor_view, uncached
 
@@ -52,8 +52,10 @@ def plan_kernel(kernel: KernelDesc, views: Views, workspace: np.ndarray | None) 
     launch = Launch(kernel, views, workspace)
     if plan is None:
         assert declared is not None
-        return user.plan(declared, launch)
-    return plan(launch)
+        made = user.plan(declared, launch)
+    else:
+        made = plan(launch)
+    return dump.wrap(made, kernel, views) if dump.active() else made
 
 
 def run_kernel(kernel: KernelDesc, region: Region, workspace: np.ndarray | None, *, views: Views | None = None) -> None:
