@@ -200,7 +200,6 @@ _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CA
 globals().update(_DEVICE)
 globals().update(_CALLBACKS)
 HOST_FUNCTIONS = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name.startswith("acl")}
-HOST_FUNCTIONS |= {found.decl.ws_name: found.ws_function for found in _operators.USER.values()}
 HOST_FUNCTIONS |= (
     _host.FUNCTIONS
     | _exceptions.FUNCTIONS
@@ -219,17 +218,26 @@ globals().update(STRUCTS)
 CONSTANTS = flat_constants() | {n: v for n, v in vars(_errors).items() if n.startswith(("ACL_", "ACLNN_"))}
 globals().update(CONSTANTS)
 
+IMPLEMENTED = [f"aclnn{name}{phase}" for name in _aclnn.RULES for phase in ("GetWorkspaceSize", "")]
+IMPLEMENTED += [f"{op.decl.c_name}{phase}" for op in _operators.USER.values() for phase in ("GetWorkspaceSize", "")]
 __all__ = sorted(
-    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *_SPECIAL, "aclGetRecentErrMsg"}
+    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *_SPECIAL, *IMPLEMENTED, "aclGetRecentErrMsg"}
     | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
 )
+"""The star import's names: every operator vnpu implements (both phases); `acl.aclnnXxx` reaches every one declared."""
+_made: dict[str, Callable[..., Any]] = {}
 
 
 def __getattr__(name: str) -> Any:
-    """The two phases of an operator declared after this module was imported (`proto.operators`)."""
-    for found in list(_operators.USER.values()):
-        if name == found.decl.ws_name:
-            return found.ws_function
-        if name == found.decl.c_name:
-            return _function(name)
+    """The two phases of any declared operator, made on first use: CANN's (every public one; phase 1 of one vnpu
+    does not implement fails with 561003), and the user-declared ones, even those declared after this import."""
+    if name.startswith("aclnn"):
+        phase1 = _aclnn.function(name)
+        if phase1 is not None:
+            return phase1
+        if name in CALLS:  # an operator's phase 2
+            made = _made.get(name)
+            if made is None:
+                made = _made[name] = _function(name)
+            return made
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

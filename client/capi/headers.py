@@ -29,6 +29,7 @@ import proto.errors as _errors
 from client.capi import opheaders
 from proto.aclnn import OPS, ArgKind, OpDecl
 from proto.aclnn.catalog import catalog
+from proto.aclnn.decl import C_TYPES
 from proto.operators import USER
 
 SOURCE = Path(__file__).parent / "include"
@@ -159,7 +160,9 @@ _ARG_CTYPES = {
 
 
 def _arg_ctype(kind: ArgKind, override: str) -> str:
-    return f"{override} " if override else _ARG_CTYPES[kind]
+    """The C type of a user-declared operator's argument: as declared, else the kind's usual one (`C_TYPES`)."""
+    ctype = (override or _ARG_CTYPES.get(kind) or C_TYPES[kind]).strip()
+    return ctype if ctype.endswith("*") else f"{ctype} "
 
 
 def _snake(name: str) -> str:
@@ -187,7 +190,7 @@ def expand_tree() -> dict[str, str]:
     tree = {header: expand(header, text) for header, text in sources.items()}
     tree.update(opheaders.tree())
     declared = catalog().ops
-    tree.update({op_header_path(decl): op_header(decl) for decl in OPS.values() if decl.name not in declared})
+    tree.update({op_header_path(decl): op_header(decl) for decl in OPS.user().values() if decl.name not in declared})
     return tree
 
 
