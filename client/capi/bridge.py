@@ -19,6 +19,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import proto.host as host
@@ -39,6 +40,7 @@ from client.capi import (
     modeledit,
     models,
     nnopbase,
+    opentry,
     randomnum,
     streamstate,
     tdt,
@@ -47,6 +49,8 @@ from client.capi import (
 from client.capi.convert import Bound, C
 from client.core import c_call
 from client.errors import ServerError, TransportError
+from proto.aclnn import OPS
+from proto.aclnn.catalog import catalog
 from proto.calltable import CALLS
 from proto.errors import (
     ACL_ERROR_INTERNAL_ERROR,
@@ -233,6 +237,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **modeledit.SPECIAL,
     **models.SPECIAL,
     **nnopbase.SPECIAL,
+    **opentry.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,
     **tdt.SPECIAL,
@@ -240,8 +245,18 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
 }
 
 
+@cache
+def operator_functions() -> frozenset[str]:
+    """The two phases of every declared operator (CANN's catalog and the user's): only `hostobj.OPERATORS`
+    implements one (the call table resolves every operator's phase 2, implemented or not)."""
+    names = {n for op in catalog().ops.values() for n in (op.ws_name, op.c_name)}
+    return frozenset(names | {n for decl in OPS.user().values() for n in (decl.ws_name, decl.c_name)})
+
+
 def is_implemented(name: str) -> bool:
-    return name in SPECIAL or name in hostobj.OPERATORS or name in CALLS or name in HOST
+    if name in SPECIAL or name in hostobj.OPERATORS:
+        return True
+    return name not in operator_functions() and (name in CALLS or name in HOST)
 
 
 def implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) -> Callable[..., Any]:
@@ -250,6 +265,8 @@ def implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) 
         return SPECIAL[name](c)
     if name in hostobj.OPERATORS:
         return hostobj.OPERATORS[name](c)
+    if name in operator_functions():
+        return not_implemented(name, result)
     if name in CALLS:
         return convert.generic(c, Bound(name, result, params))
     if name in HOST:

@@ -6,7 +6,7 @@ an address that never was one, is refused with a message that says which. A sing
 table once its phase 2 ran (its address is remembered, so a second launch is told it was released).
 `OPERATORS` holds `aclnn<Op>GetWorkspaceSize` and `aclnn<Op>` for every operator vnpu implements
 (`proto.aclnn.OPS.implemented()`: vnpu's own and those declared by the toolkit's operator modules, loaded before
-this module); the other declared operators are plain C (`client.capi.opstubs`).
+this module), which libopapi.so's generated C reaches through one entry (`client.capi.opentry`).
 """
 
 from __future__ import annotations

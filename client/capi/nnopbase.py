@@ -1,6 +1,5 @@
 """libnnopbase.so's calls beyond creating and destroying host objects (`client.capi.hostobj`): aclnnInit and
-aclnnFinalize, reading a tensor back (aclGetViewShape, ...), the sizes of arrays, and the helper through which the
-operators vnpu does not implement (plain C, `client.capi.opstubs`) report themselves."""
+aclnnFinalize, reading a tensor back (aclGetViewShape, ...), the size of an int array."""
 
 from __future__ import annotations
 
@@ -11,25 +10,11 @@ from typing import Any
 import proto.aclnn as aclnn
 from client.capi.convert import C
 from client.capi.hostobj import HANDLES
-from client.capi.opstubs import HELPER, NOT_IMPLEMENTED
-from client.core import c_call
 from proto.errors import ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, AclError
 
 _libc = ctypes.CDLL(None)
 _libc.malloc.restype = ctypes.c_void_p
 _libc.malloc.argtypes = [ctypes.c_size_t]
-
-
-def not_implemented(c: C) -> Callable[[Any, Any], int]:
-    """vnpuAclnnNotImplemented(api, op): what every generated stub returns, with its message kept for
-    aclGetRecentErrMsg()."""
-
-    def body(api: Any, op: Any) -> int:
-        name, operator = c.ffi.string(api).decode(), c.ffi.string(op).decode()
-        c_call(name)  # the thread's C call is the operator's, not the helper's
-        raise AclError(NOT_IMPLEMENTED, f"vnpu does not implement {operator} yet", name)
-
-    return body
 
 
 def aclnnInit(c: C) -> Callable[[Any], int]:  # noqa: N802
@@ -104,7 +89,6 @@ def aclGetIntArraySize(c: C) -> Callable[[Any, Any], int]:  # noqa: N802
 
 
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
-    HELPER: not_implemented,
     "aclnnInit": aclnnInit,
     "aclnnFinalize": aclnnFinalize,
     "aclGetViewShape": _array_getter("aclGetViewShape", "view_dims", "viewDims", "viewDimsNum"),

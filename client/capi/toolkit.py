@@ -17,8 +17,9 @@
 
 The libraries are CFFI embedding-mode libraries: each exported C function is implemented in Python by
 `client.capi.bridge`, inside the program, in the interpreter that built the toolkit (its path is compiled in, so a
-program runs from a fresh shell without a virtual environment being active). The operators vnpu does not implement
-are plain C instead (`client.capi.opstubs`): a callback each would cost build and load time for nothing. The
+program runs from a fresh shell without a virtual environment being active). libopapi.so's 2,400 functions are
+generated C entering Python through one callback instead (`client.capi.opcalls`): one callback each would cost
+build and load time. The
 directory lives in the user's cache (`$VNPU_TOOLKIT_DIR`, else `$XDG_CACHE_HOME/vnpu/toolkit-<key>`), keyed by the
 toolkit's sources and this interpreter, never in the source tree; `--rebuild` builds it again.
 
@@ -36,9 +37,10 @@ import sys
 import sysconfig
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from client.capi import headers as _headers
-from client.capi import opheaders, opstubs
+from client.capi import opcalls, opheaders
 from client.capi.prototypes import LIBRARIES, Prototype, PrototypeError, Table, read_table
 from proto import operators as _operators
 from proto.identity import CANN_VERSION
@@ -69,6 +71,8 @@ VENDORS = ("custom_math", "custom_nn", "custom_cv", "custom_transformer")
 # the order the libraries are built in: libopapi.so links against libnnopbase.so (its DT_NEEDED, as in CANN)
 BUILD_ORDER = ("ascendcl", "nnopbase", "opapi")
 NEEDS = {"opapi": ("nnopbase",)}
+# the libraries whose functions are generated C entering Python through one callback (`client.capi.opcalls`)
+GENERATED = frozenset({"opapi"})
 ENTRY_HEADERS = (
     "acl/acl.h",
     "acl/acl_rt_allocator.h",
@@ -191,33 +195,27 @@ def _operator_headers(include: Path) -> list[str]:
     return sorted(p.relative_to(include).as_posix() for p in (include / "aclnnop").glob("*.h"))
 
 
-def in_c(prototype: Prototype) -> bool:
-    """Whether a function is exported as plain C (`client.capi.opstubs`) rather than a Python callback: the
-    operator functions of libopapi.so that vnpu does not implement."""
-    from client.capi import bridge  # imports the client: only when building
-
-    return prototype.library == "opapi" and not bridge.is_implemented(prototype.name)
-
-
 def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path, cc: str) -> None:
     import cffi  # a build-time dependency only: programs never import it from here
 
     module = f"_vnpu_{library}"
     ready = f"vnpu_ready_{library}"
-    stubs = [p for p in table.of_library(library) if in_c(p)]
-    native = {p.name for p in stubs} | NOT_EXPORTED
-    in_python = [p for p in table.of_library(library) if not p.variadic and p.name not in native]
-    extra = [f"int {ready}(void);", *([opstubs.HELPER_DECLARATION] if library == "nnopbase" else [])]
+    generated = list(table.of_library(library)) if library in GENERATED else []  # plain C, one callback
+    in_python = [p for p in table.of_library(library) if not p.variadic and p.name not in NOT_EXPORTED]
+    in_python = [] if generated else in_python
+    extra = [f"int {ready}(void);", *([opcalls.ENTRY_DECLARATION] if generated else [])]
     ffi = cffi.FFI()
-    ffi.cdef(table.cdef_types)
+    ffi.cdef(table.cdef_types + ("\n" + opcalls.ARG_TYPE if generated else ""))
     ffi.embedding_api("\n".join([*(p.declaration for p in in_python), *extra]))
     # the headers that define the types (all, through the entry headers) and declare this library's callbacks
     headers = "".join(f'#include "{h}"\n' for h in sorted({*ENTRY_HEADERS, *(p.header for p in in_python)}))
-    objects = [str(_compile_stubs(stubs, include, build, library, cc))] if stubs else []
+    objects = [str(_compile_generated(ffi, generated, include, build, library, cc))] if generated else []
     needs = NEEDS.get(library, ())
     ffi.set_source(
         module,
-        headers + (PACKAGE / "c" / "boot.c").read_text().replace("VNPU_READY", ready),
+        headers
+        + (opcalls.ARG_TYPE + "\n" if generated else "")
+        + (PACKAGE / "c" / "boot.c").read_text().replace("VNPU_READY", ready),
         include_dirs=[str(include)],
         define_macros=[
             ("VNPU_PYTHON", f'L"{sys.executable}"'),
@@ -230,8 +228,8 @@ def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path
         extra_objects=objects,
     )
     exported = [(p.name, p.result, [(q.ctype, q.name) for q in p.params]) for p in in_python]
-    if library == "nnopbase":
-        exported.append((opstubs.HELPER, "aclnnStatus", [("const char *", "api"), ("const char *", "op")]))
+    if generated:
+        exported.append((opcalls.ENTRY, "int64_t", [("const char *", "name"), ("const char *", "signature")]))
     modules = operator_modules()
     roots = sorted({_search_root(name, origin) for name, origin in modules if origin})
     ffi.embedding_init_code(
@@ -251,14 +249,16 @@ def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path
         raise ToolkitError(f"building lib{library}.so failed: {error}") from None
 
 
-def _compile_stubs(stubs: list[Prototype], include: Path, build: Path, library: str, cc: str) -> Path:
-    """The object file of the plain C functions (`client.capi.opstubs`), built on its own: without the debug
-    information and optimisation of Python's flags, which only slow a file of one-line functions down."""
+def _compile_generated(
+    ffi: Any, prototypes: list[Prototype], include: Path, build: Path, library: str, cc: str
+) -> Path:
+    """The object file of the library's generated C functions (`client.capi.opcalls`), built on its own: without
+    the debug information and optimisation of Python's flags, which only slow 2,400 small functions down."""
     import subprocess
 
     build.mkdir(parents=True, exist_ok=True)
-    source = build / f"lib{library}_stubs.c"
-    source.write_text(opstubs.source(stubs, [p.header for p in stubs]))
+    source = build / f"lib{library}_calls.c"
+    source.write_text(opcalls.source(ffi, prototypes, [p.header for p in prototypes]))
     target = source.with_suffix(".o")
     args = [cc, "-O0", "-fPIC", "-fvisibility=default", f"-I{include}", "-c", str(source), "-o", str(target)]
     done = subprocess.run(args, capture_output=True)

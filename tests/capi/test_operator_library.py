@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from client.capi import bridge, headers, opheaders, opstubs
+from client.capi import bridge, headers, opcalls, opheaders
 from client.capi import toolkit as tk
 from client.capi.prototypes import Prototype, read_table
 from proto.aclnn.catalog import WORKSPACE_TAIL, catalog
@@ -121,4 +121,4 @@ def test_an_example_build_line_links_and_runs(toolkit: Path, tmp_path: Path) -> 
     )
     assert said["phase2-message"] == f"{op}: ACLNN_ERR_INNER_FIND_KERNEL (561003): vnpu does not implement {op} yet"
     assert said["read-once"] == "1"
-    assert opstubs.NOT_IMPLEMENTED == ACLNN_ERR_INNER_FIND_KERNEL
+    assert opcalls.NOT_IMPLEMENTED == ACLNN_ERR_INNER_FIND_KERNEL

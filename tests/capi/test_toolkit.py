@@ -11,7 +11,7 @@ from pathlib import Path
 import cffi
 import pytest
 
-from client.capi import bridge, headers, opheaders, opstubs
+from client.capi import bridge, headers, opcalls, opheaders
 from client.capi import toolkit as tk
 from client.capi.convert import C
 from client.capi.prototypes import Table, read_table
@@ -96,7 +96,7 @@ def exported(library: Path) -> set[str]:
 def test_each_library_exports_its_prototypes(toolkit: Path, table: Table, library: str) -> None:
     symbols = {s for s in exported(toolkit / "lib64" / f"lib{library}.so") if not s.startswith(("_", "PyInit"))}
     functions = {p.name for p in table.of_library(library)} - tk.NOT_EXPORTED
-    helpers = {opstubs.HELPER} if library == "nnopbase" else set()  # what the plain C operators call
+    helpers = {opcalls.ENTRY} if library == "opapi" else set()  # the one callback its generated C calls
     assert symbols == functions | {f"vnpu_ready_{library}"} | helpers
     assert not symbols & tk.NOT_EXPORTED  # the samples look these up with dlsym and take their skip path
 

@@ -58,8 +58,8 @@ constexpr int64_t kBlockNum = kBatch * kBlocksPerSeq;
 constexpr int kSteps = 10;
 constexpr int64_t kFirstLength[kBatch] = {20, 33};
 constexpr int64_t kGrowth[kBatch] = {1, 2};   // tokens a sequence gains each step
-constexpr double kRtol = 4e-3;                // an fp16 result against a double reference
-constexpr double kAtol = 2e-3;
+constexpr double kRtol = 2e-3;                // an fp16 result (2 ulp near 1.5) against a double reference
+constexpr double kAtol = 1e-4;
 
 struct Device {
     void *data = nullptr;
@@ -84,7 +84,7 @@ Device MakeTensor(const std::vector<int64_t> &shape, aclDataType dataType, size_
     return made;
 }
 
-// Deterministic pseudo-random values in [-1, 1) (xorshift32), kept as fp16 and as the double they round to.
+// Deterministic pseudo-random values in [-1, 1) (xorshift32).
 float NextRandom(uint32_t &state)
 {
     state ^= state << 13;
@@ -93,10 +93,12 @@ float NextRandom(uint32_t &state)
     return static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
 }
 
-void FillHalf(std::vector<aclFloat16> &half, std::vector<double> &exact, uint32_t &state)
+// scale * r + offset for r in [-1, 1): keys in [-1, 1), queries in [-3, 3) (sharper attention), values in [0.5, 2.5)
+// (outputs near 1.5, so that the relative check means something)
+void FillHalf(std::vector<aclFloat16> &half, std::vector<double> &exact, uint32_t &state, float scale, float offset)
 {
     for (size_t i = 0; i < half.size(); i++) {
-        half[i] = aclFloatToFloat16(NextRandom(state));
+        half[i] = aclFloatToFloat16(scale * NextRandom(state) + offset);
         exact[i] = static_cast<double>(aclFloat16ToFloat(half[i]));
     }
 }
@@ -218,8 +220,8 @@ int main()
     uint32_t rng = 20260801u;
     std::vector<aclFloat16> keyHalf(cacheCount), valueHalf(cacheCount);
     std::vector<double> key(cacheCount), value(cacheCount);
-    FillHalf(keyHalf, key, rng);
-    FillHalf(valueHalf, value, rng);
+    FillHalf(keyHalf, key, rng, 1.0f, 0.0f);
+    FillHalf(valueHalf, value, rng, 1.0f, 1.5f);
     const std::vector<int32_t> table = {5, 2, 7, 0, 3, 6, 1, 4};
     CHECK(aclrtMemcpy(a.key.data, cacheCount * 2, keyHalf.data(), cacheCount * 2, ACL_MEMCPY_HOST_TO_DEVICE));
     CHECK(aclrtMemcpy(a.value.data, cacheCount * 2, valueHalf.data(), cacheCount * 2, ACL_MEMCPY_HOST_TO_DEVICE));
@@ -260,7 +262,7 @@ int main()
         for (int64_t b = 0; b < kBatch; b++) {
             length[b] = kFirstLength[b] + kGrowth[b] * step;
         }
-        FillHalf(queryHalf, query, rng);
+        FillHalf(queryHalf, query, rng, 3.0f, 0.0f);
         for (int64_t i = 0; i < queryCount; i++) {
             queryHost[i] = queryHalf[i];
         }
@@ -289,7 +291,7 @@ int main()
             }
         }
         if (wrong == 0) {
-            ACL_LOG("step %d: lengths %ld %ld, out[0] %.5f, matches double precision (max error %.2e)", step,
+            ACL_LOG("step %d: lengths %ld %ld, out[0] %.5f, matches double precision (largest error %.1e)", step,
                     static_cast<long>(length[0]), static_cast<long>(length[1]),
                     static_cast<double>(aclFloat16ToFloat(outHost[0])), worst);
         } else {
