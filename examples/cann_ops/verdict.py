@@ -100,15 +100,7 @@ def load_launch(path: Path) -> Launch:
         meta = json.loads(str(data["meta"]))
         dtypes = meta.get("dtypes", {})
         arrays = {key: _array(data, key, dtypes) for key in data.files if key != "meta"}
-    args: dict[str, Any] = {}
-    for name, value in meta["args"].items():
-        if isinstance(value, dict) and "scalar" in value:
-            value = value["scalar"]
-        elif isinstance(value, dict) and "int_array" in value:
-            value = value["int_array"]
-        elif isinstance(value, dict) and len(value) == 1:
-            value = next(iter(value.values()))
-        args[name] = value
+    args = {name: _plain(value) for name, value in meta["args"].items()}
     for name in meta["tensors"]:
         if f"in.{name}" in arrays:
             args[name] = _float(arrays[f"in.{name}"])
@@ -117,6 +109,15 @@ def load_launch(path: Path) -> Launch:
             args[name] = [_float(arrays[k]) for k in members] if members else None
     outputs = {key[4:]: array for key, array in arrays.items() if key.startswith("out.")}
     return Launch(meta["op"], args, outputs, {k[4:]: v for k, v in dtypes.items() if k.startswith("out.")})
+
+
+def _plain(value: Any) -> Any:
+    """A dumped argument as a reference takes it: a scalar its value, an array or list its values."""
+    if isinstance(value, dict) and "scalar" in value:
+        return value["scalar"]
+    if isinstance(value, dict) and len(value) == 1:  # int_array, aclBoolArray, aclFloatArray, aclScalarList
+        return [_plain(item) for item in next(iter(value.values()))]
+    return value
 
 
 def _float(array: np.ndarray) -> np.ndarray:
