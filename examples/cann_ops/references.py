@@ -157,3 +157,16 @@ def _fill(args: Args) -> dict[str, np.ndarray]:
 @reference("InplaceZero")
 def _zero(args: Args) -> dict[str, np.ndarray]:
     return {"selfRef": np.zeros(np.shape(args["selfRef"]))}
+
+
+def _more() -> None:
+    """The per-area tables (`references_math`, `references_nn`), under the ones above."""
+    import references_math
+    import references_nn
+
+    for table in (references_math.REFERENCES, references_nn.REFERENCES):
+        for name, function in table.items():
+            REFERENCES.setdefault(name, function)
+
+
+_more()
