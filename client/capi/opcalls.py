@@ -14,7 +14,7 @@ function into the library's one C file (compiled with Python's `-O2 -g`) and the
 at load. For 2,400 functions that more than doubled the toolkit's build (3.7 s of CPU to 10.6) and cost every C
 program 0.14 s and 40 MiB more at start; even for the 216 implemented operators alone it was 2 s more to build.
 This file compiles at `-O0` in under a second whatever vnpu implements, and the Python side makes a function's
-unpacking on its first call (docs/c-toolkit.md has the measurements).
+unpacking on its first call (docs/c-operators.md has the measurements).
 """
 
 from __future__ import annotations
