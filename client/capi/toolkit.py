@@ -10,6 +10,7 @@
     lib64/libopapi.so              every operator of the catalog, both phases (NEEDs libnnopbase.so, as CANN's;
                                    libopapi_math.so, libopapi_nn.so, ..., libaclnn_ops_infer.so, ... name it too)
     lib64/libc_sec.so              the secure C functions (securec.h), plain C
+    opp/include/aclnnop            include/aclnnop again (ops-transformer's build line includes it)
     opp/vendors/custom_<repo>/op_api/lib/libcust_opapi.so   libopapi.so, where the repositories' experimental
                                    examples link their custom package from
     bin/setenv.bash                what CANN's environment script sets, pointing here
@@ -182,6 +183,9 @@ def _build(staging: Path, cc: str) -> None:
         _compile(table, library, include, lib64, staging / "build", cc)
     for alias, target in ALIASES.items():
         (lib64 / f"lib{alias}.so").symlink_to(f"lib{target}.so")
+    opp_include = staging / "opp" / "include"  # the operator headers where the newer packages also put them
+    opp_include.mkdir(parents=True)
+    (opp_include / "aclnnop").symlink_to(os.path.relpath(include / "aclnnop", opp_include))
     for vendor in VENDORS:
         lib = staging / "opp" / "vendors" / vendor / "op_api" / "lib"
         lib.mkdir(parents=True)

@@ -92,6 +92,11 @@ def test_libopapi_needs_libnnopbase(toolkit: Path) -> None:
 def test_the_operator_library_names_are_libopapi(toolkit: Path) -> None:
     for name in tk.OPAPI_NAMES:
         assert (toolkit / "lib64" / f"lib{name}.so").resolve() == (toolkit / "lib64/libopapi.so").resolve(), name
+    for vendor in tk.VENDORS:
+        library = toolkit / "opp/vendors" / vendor / "op_api/lib/libcust_opapi.so"
+        assert library.resolve() == (toolkit / "lib64/libopapi.so").resolve(), vendor
+    header = toolkit / "opp/include/aclnnop/aclnn_add.h"
+    assert header.resolve() == (toolkit / "include/aclnnop/aclnn_add.h").resolve()
 
 
 def test_an_example_build_line_links_and_runs(toolkit: Path, tmp_path: Path) -> None:
