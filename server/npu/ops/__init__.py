@@ -20,7 +20,7 @@ import numpy as np
 
 from proto.aclnn import KernelDesc
 from proto.errors import ACLNN_ERR_INNER_FIND_KERNEL, ACLNN_ERR_PARAM_INVALID, AclError
-from server.npu.ops import activation, copy, elementwise, function, math, matmul, nn, reduce, transformer, user
+from server.npu.ops import activation, copy, dump, elementwise, function, math, matmul, nn, reduce, transformer, user
 from server.npu.ops.launch import Kernel, Launch, Plan
 from server.npu.ops.views import Region, ViewCache, Views, tensor_view, uncached
 
@@ -66,11 +66,13 @@ def plan_kernel(kernel: KernelDesc, views: Views, workspace: np.ndarray | None) 
             api,
         )
     if found is not None:
-        return function.plan(found[0], kernel, views, workspace, found[1])
-    if declared is not None:
-        return function.plan(declared.kernel, kernel, views, workspace, declared.module)
-    assert plan is not None
-    return plan(Launch(kernel, views, workspace))
+        made = function.plan(found[0], kernel, views, workspace, found[1])
+    elif declared is not None:
+        made = function.plan(declared.kernel, kernel, views, workspace, declared.module)
+    else:
+        assert plan is not None
+        made = plan(Launch(kernel, views, workspace))
+    return dump.wrap(made, kernel, views) if dump.active() else made
 
 
 def run_kernel(kernel: KernelDesc, region: Region, workspace: np.ndarray | None, *, views: Views | None = None) -> None:
