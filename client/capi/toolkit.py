@@ -372,7 +372,7 @@ def _write_files(staging: Path) -> None:
         (info / "version.info").write_text(f"Version={VERSION}\nversion_dir=vnpu\n")
     (staging / "ascend_toolkit_install.info").write_text(f"package_name=vnpu\nversion={VERSION}\n")
     for directory in LAYOUT_DIRECTORIES:
-        (staging / directory).mkdir()
+        (staging / directory).mkdir(exist_ok=True)  # opp/ also holds the operator headers and vendors
     stamp = staging / "share" / "vnpu"
     stamp.mkdir(parents=True)
     (stamp / "python").write_text(sys.executable + "\n")
