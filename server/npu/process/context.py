@@ -25,7 +25,6 @@ from proto.errors import (
     ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
     ACL_ERROR_RT_STREAM_CAPTURED,
     ACL_ERROR_RT_STREAM_CONTEXT,
@@ -243,17 +242,13 @@ class Context:
             self.machine.ipc.events.pop(event.ipc_handle, None)
 
     def notify(self, handle: int | None) -> Notify:
-        """The notify `handle` of this process (107000 for any other handle, as the runtime's notify calls)."""
-        require(bool(handle), "notify is NULL")
-        assert handle is not None
-        found = self.notifies.get(handle)
-        if found is None:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a notify of this process")
-        return found
+        """The notify `handle` of this process: NULL is 100000 (the ACL layer's check), any other handle 107017, as
+        the runtime's notify calls validate it first (RT_VALIDATE_AND_UNWRAP_OBJECT)."""
+        return self.notifies.live(handle)
 
     def drop_notify(self, handle: int) -> None:
         """Forget notify `handle`; an exported one of ours stops being importable."""
-        notify = self.notifies.pop(handle)
+        notify = self.notifies.drop(handle)
         if handle in self.imported_notifies:
             self.imported_notifies.discard(handle)
         elif notify.ipc_key is not None:
