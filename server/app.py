@@ -16,6 +16,7 @@ from proto import operators
 from server.api import dashboard, echo, errors, metrics, observe, openapi, phase1, rest, views, ws
 from server.api.auth import redact_server_logs
 from server.api.metrics import Metrics
+from server.api.origins import CheckOrigin, OriginPolicy, is_loopback
 from server.api.sessions import Registry
 from server.api.settings import Settings
 from server.npu import Machine, kernels
@@ -76,6 +77,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.live_viewers = Counter()  # tenant -> its open /v1/trace/live connections
     errors.install(app, settings)
+    loopback_only = settings.uds is not None or is_loopback(settings.host)
+    app.add_middleware(CheckOrigin, policy=OriginPolicy(settings.allow_origins, loopback_only))  # outermost
     rest.install(app)
     phase1.install(app)  # aclnnXxxGetWorkspaceSize for curl users
     ws.install(app)
