@@ -138,6 +138,11 @@ class Context:
         self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
         self.releases: dict[int, asyncio.Lock] = {}  # device index -> held while a release of it frees (one at a time)
 
+    @property
+    def tenant(self) -> str | None:
+        """The tenant whose context this is (None: the daemon has one tenant, or none)."""
+        return self.quota.tenant if self.quota is not None else None
+
     def acl_context(self) -> AclContext:
         """The calling thread's current ACL context."""
         current = self.current.get(caller_thread())

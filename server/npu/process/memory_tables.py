@@ -5,6 +5,7 @@ and what it alone may touch (another process's memory reads exactly like memory 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -65,6 +66,18 @@ class MemoryTables:
         if self.quota is not None:
             self.quota.check("memory", size)
         self.used += size
+
+    def hold(self, size: int) -> Callable[[], None]:
+        """Charge `size` bytes (as `charge`) for something the daemon keeps for the context -- a TDT entry -- and
+        return the function that gives them back, once, when it goes."""
+        self.charge(size)
+        owed = [size]
+
+        def give_back() -> None:
+            if owed:
+                self.used -= owed.pop()
+
+        return give_back
 
     def owns(self, owner: object) -> bool:
         """Whether this context may touch the memory object `owner` (what `Machine.owner` gives)."""

@@ -259,3 +259,25 @@ async def test_another_tenants_memory_is_like_memory_never_allocated(client: htt
     assert (await client.get(f"/v1/host/{host}", params={"count": 13}, headers=mine)).content == b"pinned secret"
     await alice("aclrtFree", devPtr=ptr)
     await alice("aclrtFreeHost", hostPtr=host)
+
+
+async def test_tdt_queues_and_channels_are_the_tenants_own(client: httpx.AsyncClient) -> None:
+    """issue 39, 2: bob dequeued, enqueued into and destroyed alice's queue by its small id, and opened her channel."""
+    alice, bob = await tenant(client, A), await tenant(client, B)
+    qid = (await alice("acltdtCreateQueue", name="alice-private", depth=4))["qid"]
+    await alice("acltdtEnqueueData", qid=qid, data=b"alice secret", userData=b"", timeout=0, rsv=0)
+    never = 999
+    for api, args in (
+        ("acltdtDequeueData", {"dataSize": 64, "userDataSize": 0, "timeout": 0}),
+        ("acltdtEnqueueData", {"data": b"forged", "userData": b"", "timeout": 0, "rsv": 0}),
+        ("acltdtDestroyQueue", {}),
+    ):
+        mine, other = await refused(bob, api, qid=qid, **args), await refused(bob, api, qid=never, **args)
+        assert (mine.code, mine.message.replace(str(qid), "Q")) == (other.code, other.message.replace(str(never), "Q"))
+    channel = (await alice("acltdtCreateChannelWithCapacity", deviceId=0, name="alice-chan", capacity=2))["handle"]
+    item = {"tensorType": 0, "dims": [4], "dataType": 4, "data": b"data", "sliceNum": 0, "sliceId": 0}
+    await alice("acltdtSendTensor", handle=channel, name="ds", items=[item], timeout=0)
+    his = (await bob("acltdtCreateChannelWithCapacity", deviceId=0, name="alice-chan", capacity=2))["handle"]
+    assert (await bob("acltdtQueryChannelSize", handle=his))["size"] == 0
+    got = await alice("acltdtDequeueData", qid=qid, dataSize=64, userDataSize=0, timeout=0)
+    assert got["data"] == b"alice secret"
