@@ -104,9 +104,8 @@ def release_virtual(ctx: Context, index: int, existed: Container[int]) -> None:
 def drop_physical(ctx: Context, physical: PhysicalMemory) -> None:
     """`ctx` lets go of its handle to `physical` (aclrtFreePhysical, or teardown)."""
     del ctx.memory.physicals[physical.handle]
-    if physical.handle in ctx.memory.owned_physicals:
+    if physical.handle in ctx.memory.owned_physicals:  # its charge goes with the memory (`PhysicalMemory.drop`)
         ctx.memory.owned_physicals.discard(physical.handle)
-        ctx.memory.used -= physical.size
         if physical.shareable is not None:
             ctx.machine.ipc.shareable.pop(physical.shareable, None)
     physical.drop()
