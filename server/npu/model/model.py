@@ -326,10 +326,20 @@ class ModelRI:
 
 
 def tree(model: ModelRI) -> Iterator[ModelRI]:
-    """`model` and every sub-model below it, parents first."""
-    yield model
-    for child in model.children:
-        yield from tree(child)
+    """`model` and every sub-model below it, parents first (without recursion: depth is not bounded here)."""
+    pending = [model]
+    while pending:
+        member = pending.pop()
+        yield member
+        pending.extend(reversed(member.children))
+
+
+def depth_of(model: ModelRI) -> int:
+    """How many sub-model levels `model` is below its root (0: a root)."""
+    depth, parent = 0, model.parent
+    while parent is not None:
+        depth, parent = depth + 1, parent.parent
+    return depth
 
 
 def assign_defaults(model: ModelRI) -> None:

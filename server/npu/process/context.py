@@ -47,7 +47,7 @@ from server.npu.model.build import BuildLane, BuildModel
 from server.npu.model.capture import Capture
 from server.npu.model.groups import TaskGroup, Update
 from server.npu.model.labels import Label, LabelIds, LabelList
-from server.npu.model.model import ModelRI
+from server.npu.model.model import ModelRI, tree
 from server.npu.process.handles import Handles, HandleTable
 from server.npu.process.memory_tables import MemoryTables
 from server.npu.tasks.overflow import OVERFLOW_AREA
@@ -300,12 +300,17 @@ class Context:
 
     def drop_model(self, model: ModelRI) -> None:
         """Forget `model` and its task groups (a replay in progress finishes on its own), its sub-models (a capture
-        into one of them ends) and its cond handles, whose words are freed; a Build model's streams are unbound."""
-        for child in model.children:
-            for capture in self.captures():
-                if capture.model is child:
-                    self.leave_capture(capture)
-            self.drop_model(child)
+        into one of them ends) and its cond handles, whose words are freed; a Build model's streams are unbound.
+        The sub-models go deepest first, without recursion."""
+        for member in reversed(list(tree(model))):
+            if member is not model:
+                for capture in self.captures():
+                    if capture.model is member:
+                        self.leave_capture(capture)
+            self._drop_one(member)
+
+    def _drop_one(self, model: ModelRI) -> None:
+        """`drop_model` of one model, its sub-models aside."""
         for cond in model.conds:
             self.cond_handles.pop(cond.handle, None)
             if cond.ptr in self.memory.words:
