@@ -48,6 +48,7 @@ from server.npu.model.capture import Capture
 from server.npu.model.groups import TaskGroup, Update
 from server.npu.model.labels import Label, LabelIds, LabelList
 from server.npu.model.model import ModelRI, tree
+from server.npu.process.counts import PerProcess
 from server.npu.process.handles import Handles, HandleTable
 from server.npu.process.memory_tables import MemoryTables
 from server.npu.tasks.overflow import OVERFLOW_AREA
@@ -69,7 +70,7 @@ class AclContext:
     device: Device
     default_stream: Stream
     primary: bool
-    refs: int = 0  # primary only: aclrtSetDevice calls not yet matched by an aclrtResetDevice
+    refs: PerProcess = field(default_factory=PerProcess)  # primary only: aclrtSetDevice calls not yet reset, by process
     # its overflow status (the runtime's OVERFLOW_ADDR_MAX_SIZE bytes): read and cleared by stream tasks
     overflow_status: np.ndarray = field(default_factory=lambda: np.zeros(OVERFLOW_AREA, np.uint8), repr=False)
 
@@ -88,7 +89,7 @@ class Context:
         self.machine = machine
         self.max_handles = max_handles  # streams, events, models and task groups this context may hold
         self.quota = quota  # its tenant's, shared by the tenant's contexts (None: one tenant, no quota)
-        self.init_count = 0
+        self.inits = PerProcess()  # aclInit calls not yet matched by an aclFinalize, by process
         self.handles = Handles()  # one table per kind of handle (`process.handles`), and the dead ones
         table = self.handles.table
         self.memory = MemoryTables(machine, memory_quota, quota)  # what memory the process holds, and its charge
@@ -137,6 +138,11 @@ class Context:
         self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
         self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
         self.releases: dict[int, asyncio.Lock] = {}  # device index -> held while a release of it frees (one at a time)
+
+    @property
+    def init_count(self) -> int:
+        """aclInit calls of all its processes not yet finalized: the context takes calls while there are any."""
+        return self.inits.total
 
     @property
     def tenant(self) -> str | None:
