@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 
 EDITS_KEPT = 32  # the edit history a model keeps for its views
+MAX_NAME_BYTES = 1024  # aclmdlRISetName: the longest name vnpu keeps, in UTF-8 bytes (the runtime sets no bound)
 
 
 @dataclass(eq=False)

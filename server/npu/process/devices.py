@@ -46,6 +46,9 @@ async def release_all(ctx: Context) -> None:
     ctx.memory.host_buffers.clear()
     for handle in list(ctx.notifies):
         ctx.drop_notify(handle)
+    for opened in ctx.marker_ranges.values():
+        opened.refund()
+    ctx.marker_ranges.clear()
     release_tdt(ctx)
     ctx.current.clear()
 
