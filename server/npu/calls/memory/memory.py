@@ -25,6 +25,7 @@ from server.npu.area import Area, acl_call, require
 from server.npu.memory.arena import MemoryFault
 from server.npu.memory.vmem import Window
 from server.npu.process.memory import free_device, free_managed, malloc_device, unregister_buffer
+from server.npu.process.memory_tables import host_cost
 from server.npu.tasks.memory import MemcpyTask, MemsetTask
 
 Pointer = Union[int, None, bytes, bytearray, memoryview, np.ndarray]  # noqa: UP007 - a runtime alias
@@ -64,11 +65,11 @@ class MemoryCalls(Area):
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 f"cannot pin {size} bytes of host memory: the shared memory (/dev/shm) has {available} bytes free",
             )
-        self.ctx.memory.charge(size)
+        self.ctx.memory.charge(host_cost(size))
         try:
             ptr = self.machine.host.malloc(size).ptr
         except (OSError, OverflowError) as error:
-            self.ctx.memory.used -= size
+            self.ctx.memory.used -= host_cost(size)
             raise AclError(
                 ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes of host memory: {error}"
             ) from None
@@ -93,7 +94,7 @@ class MemoryCalls(Area):
         assert buffer is not None
         unregister_buffer(self.ctx, buffer)
         size = self.machine.host.free(host_ptr).size
-        self.ctx.memory.used -= size
+        self.ctx.memory.used -= host_cost(size)
         self.ctx.memory.host_buffers.discard(host_ptr)
         self.ctx.memory.forget(host_ptr, size, "aclrtFreeHost")
 
