@@ -47,6 +47,7 @@ def create_app(settings: Settings | None = None, *, embedded: bool = False) -> F
             max_events=settings.max_events,
             max_models=settings.max_models,
             trace_capacity=settings.trace_capacity,
+            trace_shares=len(set(settings.tokens.values())),  # each tenant its share of the trace
             max_while_iterations=settings.max_while_iterations,
             max_launch_elements=settings.max_launch_elements,
             max_launch_workspace=settings.max_launch_workspace,

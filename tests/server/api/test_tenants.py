@@ -281,3 +281,24 @@ async def test_tdt_queues_and_channels_are_the_tenants_own(client: httpx.AsyncCl
     assert (await bob("acltdtQueryChannelSize", handle=his))["size"] == 0
     got = await alice("acltdtDequeueData", qid=qid, dataSize=64, userDataSize=0, timeout=0)
     assert got["data"] == b"alice secret"
+
+
+async def test_one_tenants_trace_cannot_push_anothers_out(tokens_file: str) -> None:
+    """issue 39, 10: one ring for all tenants, so bob's markers pushed alice's events out of her trace."""
+    application = create_app(make_settings(tokens_file=tokens_file, trace_capacity=400))
+    async with application.router.lifespan_context(application):
+        transport = httpx.ASGITransport(application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://vnpu") as client:
+            alice, bob = await tenant(client, A), await tenant(client, B)
+            stream = (await alice("aclrtCreateStream"))["stream"]
+            ptr = (await alice("aclrtMalloc", size=64, policy=0))["devPtr"]
+            for value in range(50):
+                await alice("aclrtMemsetAsync", devPtr=ptr, maxCount=64, value=value, count=64, stream=stream)
+            await alice("aclrtSynchronizeStream", stream=stream)
+            for n in range(1000):  # more than the whole ring
+                await bob("vnpuMarkerMark", message=f"bob {n}", domain=None, stream=None)
+            mine = (await client.get("/v1/trace", headers=A)).json()["traceEvents"]
+            assert sum(1 for e in mine if e.get("cat") == "memset") == 50
+            his = (await client.get("/v1/trace", headers=B)).json()["traceEvents"]
+            marks = [e for e in his if e.get("cat") == "mark"]
+            assert 0 < len(marks) <= 200 and marks[-1]["name"] == "bob 999"  # his share: half the ring

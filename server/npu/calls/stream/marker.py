@@ -25,7 +25,7 @@ class MarkerCalls(Area):
             return
         now = tracer.clock()
         note = markers.detail(domain, self._marker_stream(stream))
-        tracer.ring.append((markers.MarkTask, markers.bounded(message), where, now, now, None, None, note))
+        tracer.ring_of(self.ctx).append((markers.MarkTask, markers.bounded(message), where, now, now, None, None, note))
 
     @acl_call
     def vnpuMarkerRangeStart(self, range_id: int, message: str, domain: str | None, stream: int | None) -> None:
@@ -54,7 +54,7 @@ class MarkerCalls(Area):
         opened.refund()
         if not tracer.enabled:
             return
-        tracer.ring.append(
+        tracer.ring_of(self.ctx).append(
             (markers.RangeTask, opened.name, opened.where, opened.start, tracer.clock(), None, None, opened.detail)
         )
 
