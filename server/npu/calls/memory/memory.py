@@ -189,11 +189,11 @@ class MemoryCalls(Area):
             await target.reach(target.issued)
             dst_view[:] = src_view
             return
+        self._view(dst, count, "dst", writable=True)
+        self._view(src, count, "src")
         self._kind(kind, src, dst, "aclrtMemcpyAsync", asynchronous=True)
         if dst == src:
             return
-        self._view(dst, count, "dst", writable=True)
-        self._view(src, count, "src")
         self.ctx.issue(target, MemcpyTask("aclrtMemcpyAsync", dst, src, count, self.ctx.memory.pins(dst, src)))
 
     @acl_call
@@ -232,10 +232,11 @@ class MemoryCalls(Area):
             markers.note(self.machine.tracer, self.ctx.device().index, self.ctx, caller_thread()[1], note)
 
     def _where(self, ptr: Pointer) -> str:
-        """Where a copy's pointer lies, as the runtime tells its location types apart."""
-        if not isinstance(ptr, int) or not ptr:
+        """Where a copy's pointer lies, as the runtime tells its location types apart (memory of another process is
+        like memory never allocated: pageable)."""
+        if not isinstance(ptr, int) or not ptr or not self.ctx.memory.owns(self.machine.owner(ptr)):
             return PAGEABLE
-        return DEVICE if self.machine.device_of(ptr) is not None else HOST if ptr in self.machine.host else PAGEABLE
+        return DEVICE if self.machine.device_of(ptr) is not None else HOST
 
     def _view(self, ptr: Pointer, nbytes: int, arg: str, writable: bool = False) -> np.ndarray:
         """The bytes [ptr, ptr + nbytes) as a uint8 array: device or pinned memory, or a pageable buffer."""
