@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from server.npu.core.trace import Where
+from server.npu.core.trace import Tracer, Where
 
 MAX_TEXT = 256  # characters of a marker's message or domain that are kept
 MAX_OPEN_RANGES = 1024  # ranges a context has started and not ended; beyond, the oldest are dropped
@@ -60,3 +60,10 @@ def detail(domain: str | None, stream: str | None) -> str | None:
 
 def lane(thread: object) -> str:
     return f"thread {thread:#x}" if isinstance(thread, int) else f"thread {thread}"
+
+
+def note(tracer: Tracer, device: int, owner: object, thread: object, message: str) -> None:
+    """A mark vnpu leaves itself on a thread's lane: what the runtime only logs (a copy kind it corrected, ...)."""
+    if tracer.enabled:
+        now = tracer.clock()
+        tracer.ring.append((MarkTask, message, Where(device, lane(thread), None, owner), now, now, None, None, "vnpu"))
