@@ -48,17 +48,20 @@ class Fifo:
         self.changed = asyncio.Condition()
 
     async def put(self, entry: Any, timeout_ms: int, refund: Refund) -> None:
-        """Append `entry`; when it cannot be (full), `refund` is called before the error is raised."""
-        async with self.changed:
-            if not await self._wait(lambda: len(self.held) < self.capacity, timeout_ms):
-                refund()
-                raise AclError(
-                    ACL_ERROR_RT_QUEUE_FULL,
-                    f"{self} is full: it holds {self.capacity} {self.what}, its capacity"
-                    + (f", and none was taken within {timeout_ms} ms" if timeout_ms > 0 else ""),
-                )
-            self.held.append((entry, refund))
-            self.changed.notify_all()
+        """Append `entry`; when it cannot be (full, or the caller went away while it waited), `refund` is called."""
+        try:
+            async with self.changed:
+                if not await self._wait(lambda: len(self.held) < self.capacity, timeout_ms):
+                    raise AclError(
+                        ACL_ERROR_RT_QUEUE_FULL,
+                        f"{self} is full: it holds {self.capacity} {self.what}, its capacity"
+                        + (f", and none was taken within {timeout_ms} ms" if timeout_ms > 0 else ""),
+                    )
+                self.held.append((entry, refund))
+                self.changed.notify_all()
+        except BaseException:
+            refund()
+            raise
 
     async def take(self, timeout_ms: int, fits: Any = None) -> Any:
         """The oldest entry; `fits(entry)` may refuse it (raising), which leaves it in place."""

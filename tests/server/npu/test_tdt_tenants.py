@@ -5,6 +5,7 @@ of a device's queues."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -164,5 +165,20 @@ async def test_one_tenant_keeps_the_device_limits(machine: Machine) -> None:
     with pytest.raises(AclError) as caught:
         a.acltdtCreateQueue("q", 2)
     assert caught.value.code == ACL_ERROR_INVALID_PARAM  # the name is taken in the one namespace
+    await a.release_all()
+    assert a.ctx.memory.used == 0
+
+
+async def test_a_send_abandoned_while_it_waits_gives_its_charge_back(machine: Machine) -> None:
+    a = context(machine, quota("alice"))
+    qid = a.acltdtCreateQueue("full", 1)
+    await a.acltdtEnqueueData(qid, b"first", b"", 0, 0)
+    charged = a.ctx.memory.used
+    waiting = asyncio.ensure_future(a.acltdtEnqueueData(qid, b"second", b"", -1, 0))  # waits for room forever
+    await asyncio.sleep(0.05)
+    waiting.cancel()  # its caller went away
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert a.ctx.memory.used == charged
     await a.release_all()
     assert a.ctx.memory.used == 0
