@@ -17,6 +17,8 @@ from proto.aclnn.catalog import WORKSPACE_TAIL, catalog
 from proto.errors import ACLNN_ERR_INNER_FIND_KERNEL
 from tests.capi.conftest import PROGRAMS, run_program
 
+pytestmark = pytest.mark.timeout(300)  # the first test to use it builds the session's toolkit
+
 
 @pytest.fixture(scope="module")
 def parsed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Prototype]:
@@ -126,4 +128,5 @@ def test_an_example_build_line_links_and_runs(toolkit: Path, tmp_path: Path) -> 
     )
     assert said["phase2-message"] == f"{op}: ACLNN_ERR_INNER_FIND_KERNEL (561003): vnpu does not implement {op} yet"
     assert said["read-once"] == "1"
+    assert said["random-mode"] == "0 0 1 161002 1"  # aclnnSetPytorchRandom takes 0 or 1 only
     assert opcalls.NOT_IMPLEMENTED == ACLNN_ERR_INNER_FIND_KERNEL
