@@ -281,7 +281,9 @@ def _values(series: list[Series], launches: list[Launch], missing: list[str]) ->
             continue
         device = [c for c in fits if agrees(printed.values, np.ravel(c[3])[:n], c[4], printed.texts)]
         if device and device[0][2] is None:
-            return False, f"no reference for aclnn{device[0][0].op}"
+            op = device[0][0].op
+            failed = [u for u in unreferenced if u.startswith(f"{op} (")]
+            return False, f"reference failed: aclnn{failed[0]}" if failed else f"no reference for aclnn{op}"
         if device:
             c = device[0]
             got, want = np.ravel(c[3])[:n], np.ravel(c[2])[:n]
