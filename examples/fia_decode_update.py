@@ -116,7 +116,7 @@ def main() -> int:
         want = reference(q_host.astype(np.float64), k_host, v_host, table_host, lengths)
         error = float(np.abs(got.astype(np.float64) - want).max())
         if error <= 1e-2:
-            print(f"[INFO] step {step}: lengths {lengths}, max |error| {error:.1e}: matches float64")
+            print(f"[INFO] step {step} matches float64 (lengths {lengths}, max |error| {error:.1e})")
         else:
             print(f"[ERROR] step {step}: lengths {lengths}, max |error| {error}", file=sys.stderr)
             failures += 1

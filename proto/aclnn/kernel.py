@@ -61,7 +61,7 @@ class KernelDesc:
     def __post_init__(self) -> None:
         decl = OPS.get(self.op) if isinstance(self.op, str) else None
         if decl is None:
-            raise AclError(ACLNN_ERR_PARAM_INVALID, f"unknown operator {str(self.op)[:80]!r}: {OPS.unknown_hint()}")
+            raise AclError(ACLNN_ERR_PARAM_INVALID, f"unknown operator {repr(self.op)[:80]}: {OPS.unknown_hint()}")
         if not isinstance(self.args, Mapping):
             raise AclError(ACLNN_ERR_PARAM_INVALID, f"{decl.c_name}: args must be a mapping", api=decl.c_name)
         try:
@@ -209,7 +209,7 @@ def _decode(data: object) -> KernelDesc:
     op = fields["op"]
     decl = OPS.get(op) if isinstance(op, str) else None
     if decl is None:
-        raise _WireError("op", f"unknown operator {str(op)[:80]!r}: {OPS.unknown_hint()}")
+        raise _WireError("op", f"unknown operator {repr(op)[:80]}: {OPS.unknown_hint()}")
     args = _fields(fields["args"], "args", decl.arg_names, decl.c_name)
     values = {arg.name: _decode_arg(arg.kind, args[arg.name], f"args.{arg.name}", decl.c_name) for arg in decl.args}
     return KernelDesc(op, values, fields["workspace_size"])

@@ -95,7 +95,7 @@ def _set(path: str, value: object) -> dict[str, Any]:
         ([], "malformed kernel description: kernel: must be an object with fields op, args, workspace_size; got list"),
         ({**add_wire(), "extra": 1}, "kernel: unknown field 'extra'; expected exactly op, args, workspace_size"),
         (_set("op", "Foo"), "op: unknown operator 'Foo'"),
-        (_set("op", 3), "op: unknown operator '3'"),
+        (_set("op", 3), "op: unknown operator 3"),
         (_set("args", [1]), "args: must be an object with fields self, other, alpha, out; got list"),
         (_set("args.beta", 1), "args: unknown field 'beta'; expected exactly self, other, alpha, out"),
         (_set("args.alpha", KeyError), "args: missing field 'alpha'"),
