@@ -22,8 +22,12 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
   arithmetic works: `dev + 64`.
 - Host memory is a `HostBuffer` (from aclrtMallocHost: pinned memory of the daemon, zero-copy on the same machine)
   or any Python buffer -- bytes, bytearray, memoryview, numpy array -- for pageable memory, as C's plain pointers.
-- Host objects stay on the host, as in CANN: aclCreateTensor / aclCreateScalar / aclCreateIntArray and phase 1
+- Host objects stay on the host, as in CANN: aclCreateTensor / aclCreateScalar / aclCreateIntArray /
+  aclCreateFloatArray / aclCreateBoolArray / aclCreateTensorList / aclCreateScalarList and phase 1
   (`aclnnXxxGetWorkspaceSize`) run here without a round trip and raise the real runtime's errors at once.
+- Every public aclnn operator of CANN has its two phases here (`acl.aclnnRmsNormGetWorkspaceSize`, `acl.aclnnRmsNorm`),
+  made on first use; phase 1 of one vnpu does not implement answers 561003 (docs/operators.md). The star import
+  brings the implemented ones.
 - Calls that only queue work (kernel launches, async copies, event record/wait/reset, execute, task update) are
   pipelined: sent without waiting for the daemon -- except an async copy from or to pageable memory, which waits
   as the runtime makes it synchronous. An error such a call causes is raised by the next call of the same thread
@@ -201,7 +205,6 @@ _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CA
 globals().update(_DEVICE)
 globals().update(_CALLBACKS)
 HOST_FUNCTIONS = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name.startswith("acl")}
-HOST_FUNCTIONS |= {found.decl.ws_name: found.ws_function for found in _operators.USER.values()}
 HOST_FUNCTIONS |= (
     _host.FUNCTIONS
     | _exceptions.FUNCTIONS
@@ -223,17 +226,26 @@ globals().update(CONSTANTS)
 ENUM_TYPES: dict[str, type] = {enum.__name__: enum for enum in ENUMS}
 globals().update(ENUM_TYPES)
 
+IMPLEMENTED = [f"aclnn{name}{phase}" for name in _aclnn.RULES for phase in ("GetWorkspaceSize", "")]
+IMPLEMENTED += [f"{op.decl.c_name}{phase}" for op in _operators.USER.values() for phase in ("GetWorkspaceSize", "")]
 __all__ = sorted(
-    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *ENUM_TYPES, *_SPECIAL, "aclGetRecentErrMsg"}
+    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *ENUM_TYPES, *_SPECIAL, *IMPLEMENTED, "aclGetRecentErrMsg"}
     | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
 )
+"""The star import's names: every operator vnpu implements (both phases); `acl.aclnnXxx` reaches every one declared."""
+_made: dict[str, Callable[..., Any]] = {}
 
 
 def __getattr__(name: str) -> Any:
-    """The two phases of an operator declared after this module was imported (`proto.operators`)."""
-    for found in list(_operators.USER.values()):
-        if name == found.decl.ws_name:
-            return found.ws_function
-        if name == found.decl.c_name:
-            return _function(name)
+    """The two phases of any declared operator, made on first use: CANN's (every public one; phase 1 of one vnpu
+    does not implement fails with 561003), and the user-declared ones, even those declared after this import."""
+    if name.startswith("aclnn"):
+        phase1 = _aclnn.function(name)
+        if phase1 is not None:
+            return phase1
+        if name in CALLS:  # an operator's phase 2
+            made = _made.get(name)
+            if made is None:
+                made = _made[name] = _function(name)
+            return made
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

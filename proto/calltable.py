@@ -332,16 +332,27 @@ def call(name: str, *args: Arg, out: tuple[Arg, ...] = (), asynchronous: bool = 
     return Call(name, _model(f"{name}Request", args), _model(f"{name}Result", out), asynchronous, doc)
 
 
+LAUNCH: Final = call(
+    "aclnnLaunch",
+    ("workspace", Ptr),
+    ("workspaceSize", U64),
+    ("executor", Kernel),
+    ("stream", Stream),
+    asynchronous=True,
+    doc="Phase 2 of an aclnn operator: queue the kernel that the executor describes on the stream.",
+)
+"""The one launch pattern of every operator's phase 2, `aclnn<Op>(workspace, workspaceSize, executor, stream)`:
+its request and result models, shared by all (`launch_call`)."""
+
+
 def launch_call(op: str) -> Call:
-    """The phase-2 call `aclnn<op>` of an operator."""
-    return call(
+    """The phase-2 call `aclnn<op>` of an operator: the launch pattern under the operator's C name."""
+    return Call(
         f"aclnn{op}",
-        ("workspace", Ptr),
-        ("workspaceSize", U64),
-        ("executor", Kernel),
-        ("stream", Stream),
-        asynchronous=True,
-        doc=f"Phase 2 of aclnn{op}: queue the kernel that the executor describes on the stream.",
+        LAUNCH.request,
+        LAUNCH.result,
+        True,
+        f"Phase 2 of aclnn{op}: queue the kernel that the executor describes on the stream.",
     )
 
 
@@ -943,8 +954,6 @@ _CALLS: tuple[Call, ...] = (
         out=(("text", str),),
         doc="What the process's kernels printed (AscendC::printf) since the last call, in stream order.",
     ),
-    # aclnn phase 2
-    *(launch_call(op) for op in OPS),
     # vnpu's own: pinned host memory seen from a remote client
     call(
         "vnpuHostWrite",
@@ -963,5 +972,45 @@ _CALLS: tuple[Call, ...] = (
     ),
 )
 
-CALLS: Final[dict[str, Call]] = {c.name: c for c in _CALLS}
+
+class CallTable(dict[str, Call]):
+    """The table by C name: the ACL functions, and the phase 2 of every declared aclnn operator, resolved through
+    the operator registry (`proto.aclnn.OPS`) when asked for by name. Iterating gives the functions only: the
+    ~1,200 launches are one pattern (`LAUNCH`), not rows."""
+
+    def get(self, name: str, default: Call | None = None) -> Call | None:  # type: ignore[override]
+        found = dict.get(self, name)
+        if found is not None:
+            return found
+        return _launch(name) or default
+
+    def __getitem__(self, name: str) -> Call:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+
+_LAUNCHES: dict[str, Call] = {}
+
+
+def _launch(name: str) -> Call | None:
+    """The phase-2 call `name` ("aclnnAdd") of a declared operator, made once; None for any other name."""
+    if not name.startswith("aclnn") or name[5:] not in OPS:
+        return None
+    made = _LAUNCHES.get(name)
+    if made is None:
+        made = _LAUNCHES[name] = launch_call(name[5:])
+    return made
+
+
+def is_launch(name: str) -> bool:
+    """Whether `name` is an operator's phase 2 (`aclnn<Op>` of a declared operator)."""
+    return _launch(name) is not None
+
+
+CALLS: Final = CallTable({c.name: c for c in _CALLS})
 """The table, by C name."""

@@ -25,6 +25,7 @@ from server.api.sessions import Registry
 from server.api.settings import Settings
 from server.npu import Machine, kernels
 from server.npu.memory.hostmem import sweep_stale
+from server.npu.ops import dump
 from server.version import package_version
 
 log = logging.getLogger("vnpu")
@@ -40,6 +41,7 @@ def create_app(settings: Settings | None = None, *, embedded: bool = False) -> F
         for name in sweep_stale():
             log.info("removed the shared memory %s of a daemon that died", name)
         kernels.load(settings.kernels.split(","))  # ImportError names a module that fails
+        dump.configure(settings.dump_launches)
         machine = Machine(
             settings.devices,
             settings.memory,

@@ -15,9 +15,11 @@ unreachable ACL_ERROR_INTERNAL_ERROR, and no Python exception ever reaches the C
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import proto.host as host
@@ -29,6 +31,7 @@ from client.capi import (
     condmodel,
     convert,
     exceptions,
+    hostlists,
     hostobj,
     ipc,
     kernels,
@@ -36,6 +39,9 @@ from client.capi import (
     markers,
     modeledit,
     models,
+    nnopbase,
+    opentry,
+    opfunctions,
     randomnum,
     streamstate,
     tdt,
@@ -44,6 +50,8 @@ from client.capi import (
 from client.capi.convert import Bound, C
 from client.core import c_call
 from client.errors import ServerError, TransportError
+from proto.aclnn import OPS
+from proto.aclnn.catalog import catalog
 from proto.calltable import CALLS
 from proto.errors import (
     ACL_ERROR_INTERNAL_ERROR,
@@ -68,6 +76,14 @@ _thread = _Thread()
 
 def record(message: str) -> None:
     _thread.message = message
+    if _LOG_TO_STDOUT:  # CANN's logs on stdout (its plog otherwise): each error as it is recorded
+        os.write(1, f"[ERROR] {message}\n".encode(errors="replace"))
+
+
+# ASCEND_SLOG_PRINT_TO_STDOUT=1 puts CANN's log on stdout, from ASCEND_GLOBAL_LOG_LEVEL (3, errors, by default) up
+_LOG_TO_STDOUT = os.environ.get("ASCEND_SLOG_PRINT_TO_STDOUT") == "1" and os.environ.get(
+    "ASCEND_GLOBAL_LOG_LEVEL", "3"
+).strip() in ("0", "1", "2", "3")
 
 
 def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[..., Any]:
@@ -213,6 +229,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclGetCannAttributeList": aclGetCannAttributeList,
     **convert.SPECIAL,
     **hostobj.SPECIAL,
+    **hostlists.SPECIAL,
     **allocator.SPECIAL,
     **callbacks.SPECIAL,
     **condmodel.SPECIAL,
@@ -223,6 +240,9 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **markers.SPECIAL,
     **modeledit.SPECIAL,
     **models.SPECIAL,
+    **nnopbase.SPECIAL,
+    **opentry.SPECIAL,
+    **opfunctions.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,
     **tdt.SPECIAL,
@@ -230,8 +250,18 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
 }
 
 
+@cache
+def operator_functions() -> frozenset[str]:
+    """The two phases of every declared operator (CANN's catalog and the user's): only `hostobj.OPERATORS`
+    implements one (the call table resolves every operator's phase 2, implemented or not)."""
+    names = {n for op in catalog().ops.values() for n in (op.ws_name, op.c_name)}
+    return frozenset(names | {n for decl in OPS.user().values() for n in (decl.ws_name, decl.c_name)})
+
+
 def is_implemented(name: str) -> bool:
-    return name in SPECIAL or name in hostobj.OPERATORS or name in CALLS or name in HOST
+    if name in SPECIAL or name in hostobj.OPERATORS:
+        return True
+    return name not in operator_functions() and (name in CALLS or name in HOST)
 
 
 def implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) -> Callable[..., Any]:
@@ -240,6 +270,8 @@ def implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) 
         return SPECIAL[name](c)
     if name in hostobj.OPERATORS:
         return hostobj.OPERATORS[name](c)
+    if name in operator_functions():
+        return not_implemented(name, result)
     if name in CALLS:
         return convert.generic(c, Bound(name, result, params))
     if name in HOST:

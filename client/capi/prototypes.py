@@ -129,26 +129,27 @@ def _prototype(node: c_ast.Decl, generator: c_generator.CGenerator, include: Pat
         if isinstance(param, c_ast.EllipsisParam):
             variadic = True
             continue
-        ctype = generator.visit(_without_name(param.type))
+        ctype = _type_text(param.type, generator)
         if ctype == "void" and not param.name:
             continue
         params.append(Param(ctype, param.name or f"arg{index}"))
-    result = generator.visit(_without_name(func.type))
+    result = _type_text(func.type, generator)
     return Prototype(node.name, result, tuple(params), _header_of(node, include), variadic)
 
 
-def _without_name(node: c_ast.Node) -> c_ast.Node:
-    """A copy of a declarator's type with its identifier removed: `const aclTensor *` for `const aclTensor *x`."""
-    import copy
-
-    clone = copy.deepcopy(node)
-    inner = clone
+def _type_text(node: c_ast.Node, generator: c_generator.CGenerator) -> str:
+    """A declarator's type without its identifier: `const aclTensor *` for `const aclTensor *x` (the name is
+    taken out for the generator and put back: a copy of each node cost most of the toolkit's parse time)."""
+    inner = node
     while not isinstance(inner, c_ast.TypeDecl):
         if not hasattr(inner, "type"):
-            return clone
+            return str(generator.visit(node))
         inner = inner.type
-    inner.declname = None
-    return clone
+    name, inner.declname = inner.declname, None
+    try:
+        return str(generator.visit(node))
+    finally:
+        inner.declname = name
 
 
 def _header_of(node: c_ast.Node, include: Path) -> str:

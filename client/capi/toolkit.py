@@ -1,19 +1,26 @@
 """`vnpu toolkit`: a directory laid out like an installed CANN package, built on first use.
 
     include/acl/acl.h ...          the headers (`client.capi.headers`)
-    include/aclnnop/aclnn_<op>.h   one per operator vnpu has, and one per user-declared operator built in
+    include/aclnnop/aclnn_<x>.h    CANN's operator headers, from the catalog (`client.capi.opheaders`), and one
+                                   per user-declared operator built in
     lib64/libascendcl.so           the runtime (libacl_rt.so, libacl_rt_impl.so, libacl_tdt_channel.so,
                                    libacl_tdt_queue.so, libmsprofiler.so, libprofapi.so and libascend_dump.so
                                    name it too)
     lib64/libnnopbase.so           the aclnn host objects
-    lib64/libopapi.so              the operators
+    lib64/libopapi.so              every operator of the catalog, both phases (NEEDs libnnopbase.so, as CANN's;
+                                   libopapi_math.so, libopapi_nn.so, ..., libaclnn_ops_infer.so, ... name it too)
     lib64/libc_sec.so              the secure C functions (securec.h), plain C
+    opp/include/aclnnop            include/aclnnop again (ops-transformer's build line includes it)
+    opp/vendors/custom_<repo>/op_api/lib/libcust_opapi.so   libopapi.so, where the repositories' experimental
+                                   examples link their custom package from
     bin/setenv.bash                what CANN's environment script sets, pointing here
     share/info/runtime/version.info
 
 The libraries are CFFI embedding-mode libraries: each exported C function is implemented in Python by
 `client.capi.bridge`, inside the program, in the interpreter that built the toolkit (its path is compiled in, so a
-program runs from a fresh shell without a virtual environment being active). The directory lives in the user's
+program runs from a fresh shell without a virtual environment being active). libopapi.so's 2,400 functions are
+generated C entering Python through one callback instead (`client.capi.opcalls`): one callback each would cost
+build and load time. The directory lives in the user's
 cache (`$VNPU_TOOLKIT_DIR`, else `$XDG_CACHE_HOME/vnpu/toolkit-<key>`), keyed by the toolkit's sources and this
 interpreter, never in the source tree; `--rebuild` builds it again. A library whose interpreter is gone (the
 virtual environment that built it was moved or deleted) stops the program at load saying so (`c/boot.c`).
@@ -34,9 +41,11 @@ import sys
 import sysconfig
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from client.capi import headers as _headers
-from client.capi.prototypes import LIBRARIES, PrototypeError, Table, read_table
+from client.capi import opcalls, opheaders
+from client.capi.prototypes import LIBRARIES, Prototype, PrototypeError, Table, read_table
 from proto import operators as _operators
 from proto.identity import CANN_VERSION
 
@@ -55,6 +64,19 @@ NOT_EXPORTED = frozenset(
 # the profiling, mstx and dump libraries of CANN are exported by libascendcl here)
 _RUNTIME_NAMES = ("acl_rt", "acl_rt_impl", "acl_tdt_channel", "acl_tdt_queue", "msprofiler", "profapi", "ascend_dump")
 ALIASES = {name: "ascendcl" for name in _RUNTIME_NAMES}
+# the operator libraries' other names: those the repositories' example build lines link (-lopapi_nn ...) and the
+# feature libraries torch_npu dlopens after libopapi.so (one library here, so one embedded client)
+OPAPI_NAMES: tuple[str, ...] = ("opapi_math", "opapi_nn", "opapi_cv", "opapi_transformer")
+OPAPI_NAMES += ("aclnn_ops_infer", "aclnn_ops_train", "aclnn_math", "aclnn_rand", "aclnn_sparse", "aclnn_fft")
+ALIASES.update({name: "opapi" for name in OPAPI_NAMES})
+# the custom operator packages CANN's repositories build their experimental operators into (`build.sh --pkg
+# --experimental`, vendor "custom"), whose examples link -lcust_opapi from there: here, libopapi.so again
+VENDORS = ("custom_math", "custom_nn", "custom_cv", "custom_transformer")
+# the order the libraries are built in: libopapi.so links against libnnopbase.so (its DT_NEEDED, as in CANN)
+BUILD_ORDER = ("ascendcl", "nnopbase", "opapi")
+NEEDS = {"opapi": ("nnopbase",)}
+# the libraries whose functions are generated C entering Python through one callback (`client.capi.opcalls`)
+GENERATED = frozenset({"opapi"})
 ENTRY_HEADERS = (
     "acl/acl.h",
     "acl/acl_rt_allocator.h",
@@ -173,15 +195,27 @@ def _build(staging: Path, cc: str) -> None:
     include = staging / "include"
     try:
         _headers.write_tree(include)
-        table = read_table(include, [*ENTRY_HEADERS, *_operator_headers(include)], cc)
+        generated = opheaders.paths()  # their prototypes come from the catalog they were written from
+        parsed = read_table(
+            include, [*ENTRY_HEADERS, *(h for h in _operator_headers(include) if h not in generated)], cc
+        )
+        table = Table(parsed.prototypes + tuple(opheaders.prototypes()), parsed.cdef_types)
     except (_headers.HeaderError, PrototypeError) as error:
         raise ToolkitError(str(error)) from None
     lib64 = staging / "lib64"
     lib64.mkdir(parents=True)
-    for library in sorted(set(LIBRARIES.values())):
+    assert set(BUILD_ORDER) == set(LIBRARIES.values())
+    for library in BUILD_ORDER:
         _compile(table, library, include, lib64, staging / "build", cc)
     for alias, target in ALIASES.items():
         (lib64 / f"lib{alias}.so").symlink_to(f"lib{target}.so")
+    opp_include = staging / "opp" / "include"  # the operator headers where the newer packages also put them
+    opp_include.mkdir(parents=True)
+    (opp_include / "aclnnop").symlink_to(os.path.relpath(include / "aclnnop", opp_include))
+    for vendor in VENDORS:
+        lib = staging / "opp" / "vendors" / vendor / "op_api" / "lib"
+        lib.mkdir(parents=True)
+        (lib / "libcust_opapi.so").symlink_to(os.path.relpath(lib64 / "libopapi.so", lib))
     _compile_securec(include, lib64, cc)
     _write_files(staging)
     shutil.rmtree(staging / "build", ignore_errors=True)
@@ -196,13 +230,22 @@ def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path
 
     module = f"_vnpu_{library}"
     ready = f"vnpu_ready_{library}"
+    generated = list(table.of_library(library)) if library in GENERATED else []  # plain C, one callback
+    in_python = [p for p in table.of_library(library) if not p.variadic and p.name not in NOT_EXPORTED]
+    in_python = [] if generated else in_python
+    extra = [f"int {ready}(void);", *([opcalls.ENTRY_DECLARATION] if generated else [])]
     ffi = cffi.FFI()
-    ffi.cdef(table.cdef_types)
-    ffi.embedding_api(table.cdef_functions(library, NOT_EXPORTED) + f"\nint {ready}(void);")
-    headers = "".join(f'#include "{h}"\n' for h in sorted({p.header for p in table.prototypes}))
+    ffi.cdef(table.cdef_types + ("\n" + opcalls.ARG_TYPE if generated else ""))
+    ffi.embedding_api("\n".join([*(p.declaration for p in in_python), *extra]))
+    # the headers that define the types (all, through the entry headers) and declare this library's callbacks
+    headers = "".join(f'#include "{h}"\n' for h in sorted({*ENTRY_HEADERS, *(p.header for p in in_python)}))
+    objects = [str(_compile_generated(ffi, generated, include, build, library, cc))] if generated else []
+    needs = NEEDS.get(library, ())
     ffi.set_source(
         module,
-        headers + (PACKAGE / "c" / "boot.c").read_text().replace("VNPU_READY", ready),
+        headers
+        + (opcalls.ARG_TYPE + "\n" if generated else "")
+        + (PACKAGE / "c" / "boot.c").read_text().replace("VNPU_READY", ready),
         include_dirs=[str(include)],
         define_macros=[
             ("VNPU_PYTHON", f'L"{sys.executable}"'),
@@ -211,13 +254,13 @@ def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path
             (f"VNPU_LIBRARY_{library}", "1"),
         ],
         extra_compile_args=["-Wno-deprecated-declarations"],
-        extra_link_args=[f"-Wl,-soname,lib{library}.so", f"-Wl,-rpath,{sysconfig.get_config_var('LIBDIR')}"],
+        extra_link_args=[f"-Wl,-soname,lib{library}.so", f"-Wl,-rpath,{sysconfig.get_config_var('LIBDIR')}"]
+        + (["-Wl,--no-as-needed", f"-L{lib64}", *(f"-l{n}" for n in needs), "-Wl,-rpath,$ORIGIN"] if needs else []),
+        extra_objects=objects,
     )
-    exported = [
-        (p.name, p.result, [(q.ctype, q.name) for q in p.params])
-        for p in table.of_library(library)
-        if not p.variadic and p.name not in NOT_EXPORTED
-    ]
+    exported = [(p.name, p.result, [(q.ctype, q.name) for q in p.params]) for p in in_python]
+    if generated:
+        exported.append((opcalls.ENTRY, "int64_t", [("const char *", "name"), ("const char *", "signature")]))
     modules = operator_modules()
     roots = sorted({_search_root(name, origin) for name, origin in modules if origin})
     ffi.embedding_init_code(
@@ -235,6 +278,24 @@ def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path
         ffi.compile(tmpdir=str(build), target=str(lib64 / f"lib{library}.so"))
     except Exception as error:  # distutils' CompileError / LinkError carry the compiler's output
         raise ToolkitError(f"building lib{library}.so failed: {error}") from None
+
+
+def _compile_generated(
+    ffi: Any, prototypes: list[Prototype], include: Path, build: Path, library: str, cc: str
+) -> Path:
+    """The object file of the library's generated C functions (`client.capi.opcalls`), built on its own: without
+    the debug information and optimisation of Python's flags, which only slow 2,400 small functions down."""
+    import subprocess
+
+    build.mkdir(parents=True, exist_ok=True)
+    source = build / f"lib{library}_calls.c"
+    source.write_text(opcalls.source(ffi, prototypes, [p.header for p in prototypes]))
+    target = source.with_suffix(".o")
+    args = [cc, "-O0", "-fPIC", "-fvisibility=default", f"-I{include}", "-c", str(source), "-o", str(target)]
+    done = subprocess.run(args, capture_output=True)
+    if done.returncode != 0:
+        raise ToolkitError(f"building lib{library}.so's C functions failed: {done.stderr.decode(errors='replace')}")
+    return target
 
 
 def _compile_securec(include: Path, lib64: Path, cc: str) -> None:

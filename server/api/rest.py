@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
-from proto.calltable import CALLS, Address, Call
+from proto.calltable import CALLS, LAUNCH, Address, Call
 from proto.constants import aclrtMemcpyKind
 from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_UNINITIALIZE, AclError
 from server.api import dispatch, enumargs, examples, openapi
@@ -129,9 +129,28 @@ def install(app: FastAPI) -> None:
             },
         )
 
-    @router.post("/call/{api}", include_in_schema=False)
-    async def unknown(api: str) -> None:
-        dispatch.lookup(api)  # raises: not in the table
+    launch = openapi.launch_schema()
+
+    @router.post(
+        "/call/{api}",
+        name="aclnnXxx",
+        summary="aclnnXxx: phase 2 of any operator",
+        description=openapi.LAUNCH_DESCRIPTION,
+        tags=["calls"],
+        response_model=LAUNCH.result,
+        openapi_extra={
+            "parameters": [openapi.launch_parameter()],
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": launch, "example": examples.launch_example()}},
+            },
+        },
+    )
+    async def operator_launch(request: Request) -> JSONResponse:
+        """Phase 2 of every declared operator (one launch pattern); any other name not in the table is a 404."""
+        found = dispatch.lookup(request.path_params["api"])  # raises: not in the table
+        result = await run(request, found, await json_body_of(request) or b"{}")
+        return JSONResponse(found.result.model_validate(result).model_dump(mode="json"))
 
     @router.post(
         "/sessions",

@@ -89,6 +89,7 @@ class Settings:
     pool_share: int | None = None  # kernel-pool threads one context may hold at once (default: half of them)
     kernels: str = ""  # modules registering custom kernels (VNPU_KERNELS=pkg.mod,...), besides vnpu's samples
     operators: str = ""  # modules declaring aclnn operators (VNPU_OPERATORS=pkg.mod,...; proto.operators)
+    dump_launches: str | None = None  # debug: each aclnn launch's tensors into this directory (server.npu.ops.dump)
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # token -> tenant, built from the above
 
     def __post_init__(self) -> None:

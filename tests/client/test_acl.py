@@ -56,7 +56,8 @@ def test_all_matches_the_call_table_both_ways() -> None:
     local |= set(client.kernels.HOST) | {"aclrtBinaryLoadFromFile"}  # on the host: argument blocks, the file
     local |= set(client.tdt.HOST)  # TDT data items, datasets, queue attributes, routes: host objects
     assert not local & DEVICE_CALLS
-    assert functions == DEVICE_CALLS | host | local | {"aclGetRecentErrMsg"}  # nothing else posing as an ACL call
+    operators = {f"aclnn{name}{phase}" for name in nn.RULES for phase in ("GetWorkspaceSize", "")}  # implemented
+    assert functions == DEVICE_CALLS | host | local | operators | {"aclGetRecentErrMsg"}  # nothing else posing
     for name, value in flat_constants().items():
         assert getattr(acl, name) == value
     assert acl.ACL_ERROR_RT_STREAM_CAPTURED == 107027 and acl.ACLNN_ERR_PARAM_INVALID == 161002
