@@ -22,8 +22,12 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
   arithmetic works: `dev + 64`.
 - Host memory is a `HostBuffer` (from aclrtMallocHost: pinned memory of the daemon, zero-copy on the same machine)
   or any Python buffer -- bytes, bytearray, memoryview, numpy array -- for pageable memory, as C's plain pointers.
-- Host objects stay on the host, as in CANN: aclCreateTensor / aclCreateScalar / aclCreateIntArray and phase 1
+- Host objects stay on the host, as in CANN: aclCreateTensor / aclCreateScalar / aclCreateIntArray /
+  aclCreateFloatArray / aclCreateBoolArray / aclCreateTensorList / aclCreateScalarList and phase 1
   (`aclnnXxxGetWorkspaceSize`) run here without a round trip and raise the real runtime's errors at once.
+- Every public aclnn operator of CANN has its two phases here (`acl.aclnnRmsNormGetWorkspaceSize`, `acl.aclnnRmsNorm`),
+  made on first use; phase 1 of one vnpu does not implement answers 561003 (docs/operators.md). The star import
+  brings the implemented ones.
 - Calls that only queue work (kernel launches, async copies, event record/wait/reset, execute, task update) are
   pipelined: sent without waiting for the daemon -- except an async copy from or to pageable memory, which waits
   as the runtime makes it synchronous. An error such a call causes is raised by the next call of the same thread

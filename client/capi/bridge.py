@@ -44,6 +44,7 @@ from client.capi import (
     models,
     nnopbase,
     opentry,
+    opfunctions,
     randomnum,
     streamstate,
     tdt,
@@ -117,6 +118,9 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
         except ServerError as error:
             record(f"{name}: {error}")
             return _failure_value(result, ACL_ERROR_INTERNAL_ERROR)
+        except MemoryError:  # a size or count read from the program that no memory holds: its mistake
+            record(f"{name}: a size or count of the call is more than this machine's memory holds")
+            return _failure_value(result, ACL_ERROR_INVALID_PARAM)
         except Exception as error:  # a bug of vnpu: say so, never unwind into C
             record(f"vnpu internal error in {name}: {error!r}")
             print(f"vnpu: internal error in {name}: {error!r}", file=sys.stderr)
@@ -247,6 +251,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **models.SPECIAL,
     **nnopbase.SPECIAL,
     **opentry.SPECIAL,
+    **opfunctions.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,
     **tdt.SPECIAL,

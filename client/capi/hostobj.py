@@ -22,7 +22,7 @@ import proto.aclnn as aclnn
 import proto.host as host
 import proto.operators as operators
 from client import acl
-from client.capi.convert import C
+from client.capi.convert import C, from_host
 from proto.aclnn import OPS, ArgKind, OpDecl
 from proto.aclnn.decl import HOST_CLASSES
 from proto.constants import aclDataType
@@ -96,7 +96,9 @@ SCALAR_FORMATS = {
 def _ints(c: C, pointer: Any, count: int, arg: str, api: str) -> list[int]:
     if count and pointer == c.ffi.NULL:
         raise AclError(ACLNN_ERR_PARAM_NULLPTR, f"{arg} is NULL but its length is {count}", api)
-    return list(c.ffi.unpack(c.ffi.cast("int64_t *", pointer), count)) if count else []
+    if not count:
+        return []
+    return from_host(lambda: list(c.ffi.unpack(c.ffi.cast("int64_t *", pointer), count)), count, f"{api}: {arg}")
 
 
 def _handle(c: C, obj: object, ctype: str) -> Any:

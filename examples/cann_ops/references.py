@@ -59,10 +59,13 @@ REFERENCES["InplaceDiv"] = REFERENCES["InplaceDivs"] = _binary(np.true_divide, "
 
 
 def _unary(function: Callable[[np.ndarray], np.ndarray]) -> Reference:
+    """f(x) of the operator's one input (self, input, x or selfRef) into its output (out, y, result or selfRef)."""
+
     def compute(args: Args) -> dict[str, np.ndarray]:
-        if "selfRef" in args:
-            return {"selfRef": function(np.asarray(args["selfRef"], np.float64))}
-        return {"out": function(np.asarray(args["self"], np.float64))}
+        source = next(n for n in ("self", "input", "x", "selfRef") if n in args)
+        target = next(n for n in ("out", "y", "result", "selfRef") if n in args)
+        with np.errstate(all="ignore"):
+            return {target: function(np.asarray(args[source], np.float64))}
 
     return compute
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from client.capi import bridge, headers, opcalls, opheaders
@@ -16,6 +17,8 @@ from client.capi.prototypes import Prototype, read_table
 from proto.aclnn.catalog import WORKSPACE_TAIL, catalog
 from proto.errors import ACLNN_ERR_INNER_FIND_KERNEL
 from tests.capi.conftest import PROGRAMS, run_program
+
+pytestmark = pytest.mark.timeout(300)  # the first test to use it builds the session's toolkit
 
 
 @pytest.fixture(scope="module")
@@ -126,4 +129,24 @@ def test_an_example_build_line_links_and_runs(toolkit: Path, tmp_path: Path) -> 
     )
     assert said["phase2-message"] == f"{op}: ACLNN_ERR_INNER_FIND_KERNEL (561003): vnpu does not implement {op} yet"
     assert said["read-once"] == "1"
+    assert said["random-mode"] == "0 0 1 161002 1"  # aclnnSetPytorchRandom takes 0 or 1 only
     assert opcalls.NOT_IMPLEMENTED == ACLNN_ERR_INNER_FIND_KERNEL
+
+
+def test_opbase_fp16_t_rounds_as_numpy(toolkit: Path, tmp_path: Path) -> None:
+    """`aclnn/opdev/fp16_t.h` (op::fp16_t, which a few examples keep their fp16 data in) rounds to nearest even,
+    saturates to inf and reads back as numpy's float16 does, subnormals included."""
+    values = [0.1, -2.5, 65504.0, 65520.0, 70000.0, 6.1e-5, 1e-7, 3e-8, 2.98e-8, 1.0009765625, 1.00146484375]
+    source = tmp_path / "fp16.cpp"
+    line = '    printf("%04x %a\\n", op::fp16_t({0!r}f).val, static_cast<float>(op::fp16_t({0!r}f)));\n'
+    body = "".join(line.format(v) for v in values)
+    source.write_text(f'#include <cstdio>\n#include "aclnn/opdev/fp16_t.h"\nint main() {{\n{body}    return 0;\n}}\n')
+    binary = tmp_path / "fp16"
+    command = ["g++", "-std=c++17", "-Wall", "-Werror", f"-I{toolkit}/include", str(source), "-o", str(binary)]
+    built = subprocess.run(command, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    lines = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout.splitlines()
+    with np.errstate(over="ignore"):
+        half = np.array(values, np.float32).astype(np.float16)
+    assert [line.split()[0] for line in lines] == [f"{int(bits):04x}" for bits in half.view(np.uint16)]
+    assert [float.fromhex(line.split()[1]) for line in lines] == [float(h) for h in half]

@@ -1,5 +1,5 @@
 """docs/operators.md's generated section (the tiers' counts per repository, the implemented operators) is what the
-tables say: `python -m proto.aclnn.inventory --write` regenerates it."""
+tables say: `vnpu docs operators` regenerates it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from proto.aclnn.inventory import PAGE, counts, rewritten
 
 def test_the_page_lists_what_the_tables_hold() -> None:
     text = PAGE.read_text(encoding="utf-8")
-    assert rewritten(text) == text, "docs/operators.md is stale: run python -m proto.aclnn.inventory --write"
+    assert rewritten(text) == text, "docs/operators.md is stale: run `vnpu docs operators`"
 
 
 def test_the_tiers_nest() -> None:

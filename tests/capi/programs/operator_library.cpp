@@ -9,6 +9,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_add.h"
 #include "aclnn_adaptive_max_pool3d_backward.h"
+#include "aclnnop/aclnn_set_pytorch_random.h"
 
 static const char *message()
 {
@@ -36,6 +37,13 @@ int main(int argc, char **argv)
     printf("phase2 %d\n", aclnnAdaptiveMaxPool3dBackward(nullptr, 0, executor, nullptr));
     printf("phase2-message %s\n", message());
     printf("read-once %d\n", aclGetRecentErrMsg() == nullptr);
+    int32_t modes[5];  // one call a statement: the order of a call's arguments is unspecified
+    modes[0] = aclnnGetPytorchRandom();
+    modes[1] = aclnnSetPytorchRandom(1);
+    modes[2] = aclnnGetPytorchRandom();
+    modes[3] = aclnnSetPytorchRandom(2);
+    modes[4] = aclnnGetPytorchRandom();
+    printf("random-mode %d %d %d %d %d\n", modes[0], modes[1], modes[2], modes[3], modes[4]);
     printf("finalize %d\n", aclnnFinalize());
     return 0;
 }

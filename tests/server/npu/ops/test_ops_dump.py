@@ -112,3 +112,25 @@ def test_printed_series() -> None:
     assert [(s.label, s.values) for s in series] == [("result", [1.5, -2.0]), ("mean result", [3.0]), ("result", [0.7])]
     assert verdict.printed_tolerance("1.500000") == pytest.approx(5e-7)
     assert verdict.printed_tolerance("7e-01") == pytest.approx(0.05)
+
+
+def test_what_examples_print_besides_their_outputs() -> None:
+    """Inputs shown too, an output printed past its end, an int output read as floats (all 0.000000: nothing is
+    checked), an fp16 output printed as its bits."""
+    verdict = verdict_module()
+    x = np.array([1.0, -2.0, 3.0])
+    launch = verdict.Launch("Neg", {"self": x}, {"out": (-x).astype(np.float32)}, {"out": "float32"})
+    shown = "".join(f"self[{i}] is: {v:f}\n" for i, v in enumerate(x))
+    past = "".join(f"result[{i}] is: {v:f}\n" for i, v in enumerate([-1.0, 2.0, -3.0, 99.0]))
+    assert verdict._values(verdict.printed_series(shown + past), [launch], []) == (
+        True,
+        "result prints 4 values of an output of 3",
+    )
+    small = np.array([0.0, 2.0, 3.0])  # ints whose bits read as float32 are denormals (a negative one is a NaN)
+    ints = verdict.Launch("Abs", {"self": small}, {"out": small.astype(np.int32)}, {"out": "int32"})
+    as_floats = "".join(f"result[{i}] is: 0.000000\n" for i in range(3))
+    matched, reason = verdict._values(verdict.printed_series(as_floats), [ints], [])
+    assert not matched and reason.startswith("unverifiable: result prints its int32 output's bits")
+    half = verdict.Launch("Neg", {"self": x}, {"out": (-x).astype(np.float16)}, {"out": "float16"})
+    bits = "".join(f"result[{i}] is: {v}\n" for i, v in enumerate((-x).astype(np.float16).view(np.uint16)))
+    assert verdict._values(verdict.printed_series(bits), [half], []) == (True, "result printed as another type's bits")
