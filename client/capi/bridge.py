@@ -43,6 +43,7 @@ from client.capi import (
     modeledit,
     models,
     nnopbase,
+    opcalls,
     opentry,
     opfunctions,
     randomnum,
@@ -225,6 +226,14 @@ def aclGetCannAttributeList(c: C) -> Callable[[Any, Any], int]:  # noqa: N802
 _STATIC: list[Any] = []  # C strings and arrays handed out for the life of the program
 
 
+def _operator_implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) -> Callable[..., Any] | None:
+    """What libopapi's entry runs for `name`: an operator's phase vnpu implements, or a function of SPECIAL; None
+    for the others (the entry answers them as not implemented)."""
+    if name in hostobj.OPERATORS or name in SPECIAL:
+        return implementation(c, name, result, params)
+    return None
+
+
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclGetRecentErrMsg": aclGetRecentErrMsg,
     "aclrtGetSocName": aclrtGetSocName,
@@ -250,7 +259,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **modeledit.SPECIAL,
     **models.SPECIAL,
     **nnopbase.SPECIAL,
-    **opentry.SPECIAL,
+    opcalls.ENTRY: opentry.entry(_operator_implementation, guarded),
     **opfunctions.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from client.capi.convert import C
-from client.capi.opcalls import ENTRY, NOT_IMPLEMENTED, SEPARATOR, member
+from client.capi.opcalls import NOT_IMPLEMENTED, SEPARATOR, member
 from proto.errors import AclError
 
 WORKSPACE_SUFFIX = "GetWorkspaceSize"
@@ -62,17 +62,17 @@ def _unpacker(c: C, ctype: str) -> Callable[[Any], Any]:
     return lambda arg: arg.i
 
 
-def make(c: C, name: str, signature: str) -> Callable[[Any], Any]:
-    """The function `name` of the library as the entry calls it: args (a vnpuArg array) in, its C result out."""
-    from client.capi import bridge, hostobj  # bridge imports this module
+Resolve = Callable[[C, str, str, list[tuple[str, str]]], "Body | None"]
+Guard = Callable[[C, str, str, Body], Body]
 
+
+def make(c: C, name: str, signature: str, resolve: Resolve, guard: Guard) -> Callable[[Any], Any]:
+    """The function `name` of the library as the entry calls it: args (a vnpuArg array) in, its C result out.
+    `resolve` gives what vnpu implements for it (None: not implemented), `guard` turns failures into C results."""
     result, *ctypes = signature.split(SEPARATOR)
     params = [(ctype, f"arg{i}") for i, ctype in enumerate(ctypes)]
-    if name in hostobj.OPERATORS or name in bridge.SPECIAL:
-        implementation = bridge.implementation(c, name, result, params)
-    else:
-        implementation = not_implemented(c, name, ctypes)
-    guarded = bridge.guarded(c, name, result, implementation)
+    implementation = resolve(c, name, result, params) or not_implemented(c, name, ctypes)
+    guarded = guard(c, name, result, implementation)
     unpack = [_unpacker(c, ctype) for ctype in ctypes]
     count = len(unpack)
     if count == 0:
@@ -80,24 +80,26 @@ def make(c: C, name: str, signature: str) -> Callable[[Any], Any]:
     return lambda args: guarded(*[read(args[i]) for i, read in enumerate(unpack)])
 
 
-def entry(c: C) -> Callable[[Any, Any, Any], Any]:
-    """vnpuAclnnCall: each function made on its first call (a lock: two threads may call it first together)."""
-    made: dict[bytes, Callable[[Any], Any]] = {}
-    lock = threading.Lock()
-    string = c.ffi.string
+def entry(resolve: Resolve, guard: Guard) -> Callable[[C], Callable[[Any, Any, Any], Any]]:
+    """vnpuAclnnCall, made for a library: each function made on its first call (a lock: two threads may call it
+    first together)."""
 
-    def body(name: Any, signature: Any, args: Any) -> Any:
-        key = string(name)
-        function = made.get(key)
-        if function is None:
-            with lock:
-                function = made.get(key)
-                if function is None:
-                    function = made[key] = make(c, key.decode(), string(signature).decode())
-        result = function(args)
-        return 0 if result is None else result
+    def made_for(c: C) -> Callable[[Any, Any, Any], Any]:
+        made: dict[bytes, Callable[[Any], Any]] = {}
+        lock = threading.Lock()
+        string = c.ffi.string
 
-    return body
+        def body(name: Any, signature: Any, args: Any) -> Any:
+            key = string(name)
+            function = made.get(key)
+            if function is None:
+                with lock:
+                    function = made.get(key)
+                    if function is None:
+                        function = made[key] = make(c, key.decode(), string(signature).decode(), resolve, guard)
+            result = function(args)
+            return 0 if result is None else result
 
+        return body
 
-SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {ENTRY: entry}
+    return made_for
