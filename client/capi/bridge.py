@@ -51,6 +51,7 @@ from client.capi import (
     vmm,
 )
 from client.capi.convert import Bound, C
+from client.capi.opcalls import ENTRY
 from client.core import c_call
 from client.errors import ServerError, TransportError
 from proto.aclnn import OPS
@@ -250,7 +251,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **modeledit.SPECIAL,
     **models.SPECIAL,
     **nnopbase.SPECIAL,
-    **opentry.SPECIAL,
+    ENTRY: lambda c: opentry.entry(c, _entry_function),
     **opfunctions.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,
@@ -265,6 +266,14 @@ def operator_functions() -> frozenset[str]:
     implements one (the call table resolves every operator's phase 2, implemented or not)."""
     names = {n for op in catalog().ops.values() for n in (op.ws_name, op.c_name)}
     return frozenset(names | {n for decl in OPS.user().values() for n in (decl.ws_name, decl.c_name)})
+
+
+def _entry_function(
+    c: C, name: str, result: str, params: list[tuple[str, str]], fallback: Callable[[], Callable[..., Any]]
+) -> Callable[..., Any]:
+    """A libopapi.so function as `client.capi.opentry` makes it on its first call, guarded."""
+    implemented = name in hostobj.OPERATORS or name in SPECIAL
+    return guarded(c, name, result, implementation(c, name, result, params) if implemented else fallback())
 
 
 def is_implemented(name: str) -> bool:
