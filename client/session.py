@@ -30,6 +30,7 @@ from client.kernels import Printed
 from client.outbox import Outbox
 from client.wsconn import WsConnection
 from proto import news
+from proto.aclnn import extents
 from proto.errors import AclError
 
 Slot = tuple[threading.Event, list[dict[str, Any]], tuple[int, ...]]  # a caller's wake-up, its reply, its thread
@@ -223,6 +224,7 @@ class Session:
             return self._host_buffer(result, values[0])
         if api in ("aclrtFreeHost", "aclrtFree") and isinstance(values[0], HostBuffer):
             values[0].release()
+        _allocations_seen(api, values, result)
         return result
 
     def _host_buffer(self, ptr: int, size: int) -> HostBuffer:
@@ -266,6 +268,17 @@ def refused(config: Config, error: BaseException) -> Exception:
         return refusal(config.endpoint, error.response.status_code, error.response.body, bool(config.token))
     reason = (str(error) or type(error).__name__) + (EMBEDDED_JOIN if config.embedded and config.context else "")
     return unreachable(config.endpoint, reason, token=bool(config.token))
+
+
+def _allocations_seen(api: str, values: tuple[Any, ...], result: Any) -> None:
+    """Phase 1 tells a tensor larger than its block from an overlap by the blocks this process made
+    (`proto.aclnn.extents`)."""
+    if api in ("aclrtMalloc", "aclrtMallocAlign32") and isinstance(result, int) and isinstance(values[0], int):
+        extents.KNOWN.add(result, values[0])
+    elif api == "aclrtFree" and isinstance(values[0], int):
+        extents.KNOWN.remove(values[0])
+    elif api in ("aclFinalize", "aclrtResetDevice", "aclrtResetDeviceForce"):
+        extents.KNOWN.clear()
 
 
 def _holds(value: Any, kind: type) -> bool:
