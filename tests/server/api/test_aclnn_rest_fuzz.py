@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import httpx
+import pytest
 
 import proto.aclnn as nn
 from proto.aclnn.kernel import wire_of
@@ -44,6 +45,34 @@ async def test_every_operator_is_described_and_answers_random_bodies(http: httpx
             error = response.json()["error"]
             assert error["code"] > 0 and error["message"], (name, error)
     assert statuses.get(400, 0) > 200 and sum(statuses.values()) > 250
+
+
+@pytest.mark.slow
+async def test_every_operator_answers_random_bodies_in_both_phases_on_the_daemon(http: httpx.AsyncClient) -> None:
+    """Issue 39's fuzz, every declared operator: the daemon's phase 1 (REST) with a random body, then the same
+    arguments launched as a forged executor (phase 2's decoding and revalidation): a JSON 4xx or a success, never a
+    5xx, and the session works on after all of them (about 20 s)."""
+    c = RestCaller(http)
+    await c("aclInit", configPath=None)
+    await c("aclrtSetDevice", deviceId=0)
+    r = random.Random("every operator")
+    answered: dict[tuple[str, int], int] = {}
+    for name in nn.OPS:
+        decl = nn.OPS[name]
+        body = body_of(decl, r)
+        phase1 = await http.post(f"/v1/aclnn/{decl.ws_name}", json=body)
+        forged = {"op": decl.name, "args": body, "workspace_size": r.choice([0, 0, 64, -1])}
+        launch = {"workspace": 0, "workspaceSize": 0, "executor": forged, "stream": 0}
+        phase2 = await http.post(f"/v1/call/{decl.c_name}", json=launch)
+        for phase, response in (("phase 1", phase1), ("phase 2", phase2)):
+            answered[phase, response.status_code] = answered.get((phase, response.status_code), 0) + 1
+            assert response.status_code in (200, 400, 422), (name, phase, response.status_code, response.text[:300])
+            if response.status_code != 200:
+                assert response.json()["error"]["code"] > 0, (name, phase, response.text[:300])
+    assert sum(n for (phase, _), n in answered.items() if phase == "phase 1") == len(nn.OPS)
+    x = await c("aclrtMalloc", size=64, policy=0)  # the session works on
+    await c("aclrtMemset", devPtr=x["devPtr"], maxCount=64, value=7, count=64)
+    await c("aclrtFree", devPtr=x["devPtr"])
 
 
 async def test_an_unimplemented_operator_is_561003_and_an_unknown_one_404(http: httpx.AsyncClient) -> None:
