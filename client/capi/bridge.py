@@ -91,6 +91,19 @@ _LOG_TO_STDOUT = os.environ.get("ASCEND_SLOG_PRINT_TO_STDOUT") == "1" and os.env
 ).strip() in ("0", "1", "2", "3")
 
 
+_unreachable_said = threading.Event()
+
+
+def _say_unreachable_once(name: str, error: TransportError) -> None:
+    """One stderr line per process the first time a call fails for want of the daemon (its endpoint and the reason),
+    so that a program that ignores return codes does not fail silently; ASCEND_GLOBAL_LOG_LEVEL=4 (no log) hushes it."""
+    if os.environ.get("ASCEND_GLOBAL_LOG_LEVEL", "").strip() == "4" or _unreachable_said.is_set():
+        return
+    _unreachable_said.set()
+    line = f"vnpu: {name} failed: {error}; the program's ACL calls fail until it answers\n"
+    os.write(2, line.encode(errors="replace"))
+
+
 def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[..., Any]:
     """`body` with every failure turned into what the C function returns on failure."""
     null = c.ffi.NULL
@@ -115,6 +128,8 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
         except TransportError as error:
             uninitialized = acl._current is None and name != "aclInit" and name not in ANSWERED_BEFORE_INIT
             record(f"{name}: {error}" + ("" if not uninitialized else " (the program has not called aclInit)"))
+            if not uninitialized:
+                _say_unreachable_once(name, error)
             return _failure_value(result, ACL_ERROR_UNINITIALIZE if uninitialized else ACL_ERROR_INTERNAL_ERROR)
         except ServerError as error:
             record(f"{name}: {error}")

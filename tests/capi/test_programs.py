@@ -124,6 +124,39 @@ def test_without_a_daemon_calls_fail_with_a_code(toolkit: Path, mistakes: Path) 
     assert expected in done.stdout
 
 
+UNCHECKED = """#include <cstdio>
+#include "acl/acl.h"
+int main() {  // the seed's habit: no return code read
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    void *dev = nullptr;
+    aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtFree(dev);
+    aclrtResetDevice(0);
+    aclFinalize();
+    std::printf("ran\\n");
+    return 0;
+}
+"""
+
+
+def test_an_unchecked_program_without_a_daemon_gets_one_stderr_line(toolkit: Path, tmp_path: Path) -> None:
+    """Issue 40, 4: a C program that ignores return codes is not left to fail silently: the first call that fails
+    for want of the daemon writes one line on stderr naming the endpoint and the reason; CANN's log level 4 (no
+    log) hushes it."""
+    source = tmp_path / "unchecked.cpp"
+    source.write_text(UNCHECKED)
+    binary = compile_program(toolkit, source, tmp_path)
+    done = run_program(toolkit, binary, None, VNPU_ENDPOINT="http://127.0.0.1:9")
+    assert done.returncode == 0 and done.stdout == "ran\n", done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("vnpu:")]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("vnpu: aclInit failed: cannot reach the vnpu daemon at http://127.0.0.1:9: ")
+    assert "refused" in lines[0].lower(), lines[0]
+    hushed = run_program(toolkit, binary, None, VNPU_ENDPOINT="http://127.0.0.1:9", ASCEND_GLOBAL_LOG_LEVEL="4")
+    assert hushed.returncode == 0 and "vnpu:" not in hushed.stderr, hushed.stderr
+
+
 @pytest.mark.parametrize("host_memory", ["auto", "remote"])
 def test_host_memory_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path, host_memory: str) -> None:
     """Pinned buffers through plain pointers (mapped here, or kept in step through the wire), pointers inside
