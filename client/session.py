@@ -10,6 +10,7 @@ contexts in one process.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from typing import Any
 from urllib.parse import urlencode
@@ -58,6 +59,13 @@ class Session:
             raise TransportError(EMBEDDED_WS_ONLY)
         else:
             self._open_http(headers)
+        LOG.info(  # which daemon a program reached, for one run without VNPU_ENDPOINT on a shared machine
+            "connected to the vnpu daemon at %s over %s: context %s, session %s",
+            self.config.endpoint,
+            "HTTP" if self._http is not None else "the WebSocket",
+            self.context_id,
+            self.session_id,
+        )
 
     # -- transports ------------------------------------------------------------------------------------------
 
@@ -254,6 +262,7 @@ class Session:
             self._http.close()
 
 
+LOG = logging.getLogger("vnpu.client")
 EMBEDDED_WS_ONLY = "VNPU_TRANSPORT=http needs a daemon (vnpu serve): the embedded device is reached as a WebSocket"
 EMBEDDED_JOIN = (
     "; the embedded device runs inside this process, so VNPU_CONTEXT names one of its own contexts: joining "

@@ -15,6 +15,7 @@ unreachable ACL_ERROR_INTERNAL_ERROR, and no Python exception ever reaches the C
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -102,6 +103,20 @@ def _say_unreachable_once(name: str, error: TransportError) -> None:
     _unreachable_said.set()
     line = f"vnpu: {name} failed: {error}; the program's ACL calls fail until it answers\n"
     os.write(2, line.encode(errors="replace"))
+
+
+class _InfoToStdout(logging.Handler):
+    """CANN's info level on stdout (ASCEND_SLOG_PRINT_TO_STDOUT=1, ASCEND_GLOBAL_LOG_LEVEL 0 or 1): the client's
+    info lines, such as the daemon aclInit reached."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        os.write(1, f"[INFO] vnpu: {record.getMessage()}\n".encode(errors="replace"))
+
+
+if _LOG_TO_STDOUT and os.environ.get("ASCEND_GLOBAL_LOG_LEVEL", "3").strip() in ("0", "1"):
+    _client_log = logging.getLogger("vnpu.client")
+    _client_log.addHandler(_InfoToStdout())
+    _client_log.setLevel(logging.INFO)
 
 
 def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[..., Any]:

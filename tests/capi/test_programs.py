@@ -157,6 +157,19 @@ def test_an_unchecked_program_without_a_daemon_gets_one_stderr_line(toolkit: Pat
     assert hushed.returncode == 0 and "vnpu:" not in hushed.stderr, hushed.stderr
 
 
+def test_cann_info_level_names_the_daemon_reached(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """With CANN's log on stdout at info level, aclInit says which daemon it reached (issue 40, 4)."""
+    source = tmp_path / "unchecked.cpp"
+    source.write_text(UNCHECKED)
+    binary = compile_program(toolkit, source, tmp_path)
+    done = run_program(toolkit, binary, daemon, ASCEND_SLOG_PRINT_TO_STDOUT="1", ASCEND_GLOBAL_LOG_LEVEL="1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = f"[INFO] vnpu: connected to the vnpu daemon at {daemon.url} over the WebSocket: context "
+    assert done.stdout.startswith(said) and done.stdout.endswith("ran\n"), done.stdout
+    quiet = run_program(toolkit, binary, daemon)
+    assert quiet.stdout == "ran\n", quiet.stdout
+
+
 @pytest.mark.parametrize("host_memory", ["auto", "remote"])
 def test_host_memory_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path, host_memory: str) -> None:
     """Pinned buffers through plain pointers (mapped here, or kept in step through the wire), pointers inside
