@@ -232,7 +232,7 @@ class Session:
             return self._host_buffer(result, values[0])
         if api in ("aclrtFreeHost", "aclrtFree") and isinstance(values[0], HostBuffer):
             values[0].release()
-        _allocations_seen(api, values, result)
+        allocations_seen(api, values, result)
         return result
 
     def _host_buffer(self, ptr: int, size: int) -> HostBuffer:
@@ -279,7 +279,7 @@ def refused(config: Config, error: BaseException) -> Exception:
     return unreachable(config.endpoint, reason, token=bool(config.token))
 
 
-def _allocations_seen(api: str, values: tuple[Any, ...], result: Any) -> None:
+def allocations_seen(api: str, values: tuple[Any, ...], result: Any) -> None:
     """Phase 1 tells a tensor larger than its block from an overlap by the blocks this process made
     (`proto.aclnn.extents`)."""
     if api in ("aclrtMalloc", "aclrtMallocAlign32") and isinstance(result, int) and isinstance(values[0], int):

@@ -5,11 +5,13 @@ never passed the client's phase 1. A real overlap inside one block is still call
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
 
 import client.acl as acl
+from client import aio
 from client.config import Config
 from client.session import Session
 from proto.aclnn import KernelDesc, aclCreateScalar, aclCreateTensor, aclnnAddGetWorkspaceSize
@@ -90,3 +92,23 @@ def test_the_daemon_names_a_tensor_past_its_block_in_a_description_phase_1_never
     session.call("aclrtDestroyStream", stream)
     for block in (a, b, c):
         session.call("aclrtFree", block)
+
+
+def test_the_asyncio_client_knows_its_blocks_too(daemon: str) -> None:
+    async def main() -> str:
+        session = await aio.AsyncSession.connect(Config(endpoint=daemon))
+        try:
+            await session.call("aclInit", None)
+            await session.call("aclrtSetDevice", 0)
+            a, b, c = [await session.call("aclrtMalloc", 32, 0) for _ in range(3)]
+            try:
+                aclnnAddGetWorkspaceSize(tensor(64, a), tensor(64, b), aclCreateScalar(1.0, F32), tensor(64, c))
+            except AclError as error:
+                return error.message
+            finally:
+                await session.call("aclrtResetDevice", 0)
+            return "accepted"
+        finally:
+            await session.close()
+
+    assert "out is larger than its allocation: its 256 bytes" in asyncio.run(main())
