@@ -8,13 +8,15 @@ import random
 from typing import Any
 
 import httpx
+import msgpack
 import pytest
 
 import proto.aclnn as nn
 from proto.aclnn.kernel import wire_of
-from proto.errors import ACLNN_ERR_INNER_FIND_KERNEL, ACLNN_ERR_PARAM_INVALID
+from proto.errors import ACL_ERROR_INTERNAL_ERROR, ACLNN_ERR_INNER_FIND_KERNEL, ACLNN_ERR_PARAM_INVALID, AclError
 from tests.proto.test_aclnn_fuzz import value
-from tests.server.api.callers import RestCaller
+from tests.server.api.callers import RestCaller, WsCaller
+from tests.server.api.conftest import LiveServer
 
 NOT_JSONABLE = object()
 
@@ -73,6 +75,35 @@ async def test_every_operator_answers_random_bodies_in_both_phases_on_the_daemon
     x = await c("aclrtMalloc", size=64, policy=0)  # the session works on
     await c("aclrtMemset", devPtr=x["devPtr"], maxCount=64, value=7, count=64)
     await c("aclrtFree", devPtr=x["devPtr"])
+
+
+@pytest.mark.slow
+async def test_every_operator_launched_over_the_websocket_with_random_descriptions(live: LiveServer) -> None:
+    """The same for phase 2 over the WebSocket: every declared operator's launch, its executor a random description
+    packed as the client packs one, is answered with a result or an error envelope, never a vnpu fault, and the
+    connection goes on."""
+    c = await WsCaller.connect(live.ws_url)
+    try:
+        await c("aclInit", configPath=None)
+        await c("aclrtSetDevice", deviceId=0)
+        r = random.Random("every operator, WebSocket")
+        codes: dict[int, int] = {}
+        for name in nn.OPS:
+            decl = nn.OPS[name]
+            forged = {"op": decl.name, "args": body_of(decl, r), "workspace_size": r.choice([0, 0, 64, -1])}
+            executor = msgpack.packb(forged, use_bin_type=True)
+            try:
+                await c(decl.c_name, workspace=0, workspaceSize=0, executor=executor, stream=0)
+                code = 0
+            except AclError as error:
+                code = error.code
+                assert "internal error" not in error.message, (name, error.message)
+            codes[code] = codes.get(code, 0) + 1
+        assert sum(codes.values()) == len(nn.OPS) and ACL_ERROR_INTERNAL_ERROR not in codes, codes
+        x = await c("aclrtMalloc", size=64, policy=0)  # the connection works on
+        await c("aclrtFree", devPtr=x["devPtr"])
+    finally:
+        await c.ws.close()
 
 
 async def test_an_unimplemented_operator_is_561003_and_an_unknown_one_404(http: httpx.AsyncClient) -> None:
