@@ -170,6 +170,42 @@ def test_cann_info_level_names_the_daemon_reached(toolkit: Path, daemon: Daemon,
     assert quiet.stdout == "ran\n", quiet.stdout
 
 
+TOO_LARGE = """#include <cstdio>
+#include "acl/acl.h"
+#include "aclnnop/aclnn_add.h"
+int main() {  // three 32-byte blocks, tensors of 64 floats over them (newcomer-3's mistake 2d)
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    void *block[3];
+    for (auto &b : block) aclrtMalloc(&b, 32, ACL_MEM_MALLOC_HUGE_FIRST);
+    int64_t shape[] = {64}, strides[] = {1};
+    aclTensor *t[3];
+    for (int i = 0; i < 3; ++i)
+        t[i] = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 1, block[i]);
+    float one = 1.0f;
+    aclScalar *alpha = aclCreateScalar(&one, ACL_FLOAT);
+    uint64_t size = 0;
+    aclOpExecutor *executor = nullptr;
+    int code = aclnnAddGetWorkspaceSize(t[0], t[1], alpha, t[2], &size, &executor);
+    std::printf("%d %p\\n%s\\n", code, block[2], aclGetRecentErrMsg());
+    aclFinalize();
+    return 0;
+}
+"""
+
+
+def test_a_tensor_past_its_block_is_named_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """Issue 40, 6b from C: phase 1 names the tensor larger than its allocation, not an overlap."""
+    source = tmp_path / "too_large.cpp"
+    source.write_text(TOO_LARGE)
+    done = run_program(toolkit, compile_program(toolkit, source, tmp_path), daemon)
+    assert done.returncode == 0, done.stdout + done.stderr
+    status, message = done.stdout.splitlines()[:2]
+    code, out = status.split()
+    assert int(code) == ACLNN_ERR_PARAM_INVALID and "overlap" not in message, message
+    assert f"out is larger than its allocation: its 256 bytes at {out} (offset 0 in the 32-byte allocation" in message
+
+
 @pytest.mark.parametrize("host_memory", ["auto", "remote"])
 def test_host_memory_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path, host_memory: str) -> None:
     """Pinned buffers through plain pointers (mapped here, or kept in step through the wire), pointers inside
