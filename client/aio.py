@@ -40,7 +40,7 @@ from client.errors import TransportError as TransportError
 from client.errors import refusal
 from client.hostbuf import HostBuffer as HostBuffer
 from client.outbox import AsyncOutbox
-from client.session import EMBEDDED_WS_ONLY, refused
+from client.session import EMBEDDED_WS_ONLY, allocations_seen, refused
 from proto.calltable import CALLS
 from proto.errors import ACL_ERROR_RT_FEATURE_NOT_SUPPORT
 from proto.errors import AclError as AclError
@@ -131,6 +131,7 @@ class AsyncSession:
             return await self._host_buffer(result, values[0])
         if api in ("aclrtFreeHost", "aclrtFree") and isinstance(values[0], HostBuffer):
             values[0].release()
+        allocations_seen(api, values, result)
         return result
 
     async def _exchange(self, out: Outgoing) -> dict[str, Any] | None:

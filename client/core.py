@@ -110,7 +110,15 @@ def prepare(api: str, values: tuple[Any, ...], launch_blocking: bool) -> Outgoin
     call = CALLS[api]
     names = call.arg_names
     if len(values) != len(names):
-        raise TypeError(f"{api}() takes {len(names)} argument(s) ({', '.join(names) or 'none'}), got {len(values)}")
+        outs = ", ".join(call.result.model_fields)
+        hint = (  # a C habit: passing the out-parameters
+            f"; C's out-parameters are returned, not passed: {outs} = {api}({', '.join(names)})"
+            if outs and len(values) > len(names)
+            else ""
+        )
+        raise TypeError(
+            f"{api}() takes {len(names)} argument(s) ({', '.join(names) or 'none'}), got {len(values)}{hint}"
+        )
     args: dict[str, Any] = {}
     for name, raw in zip(names, values, strict=True):
         value = pointer_of(raw)

@@ -10,6 +10,7 @@ contexts in one process.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from typing import Any
 from urllib.parse import urlencode
@@ -30,6 +31,7 @@ from client.kernels import Printed
 from client.outbox import Outbox
 from client.wsconn import WsConnection
 from proto import news
+from proto.aclnn import extents
 from proto.errors import AclError
 
 Slot = tuple[threading.Event, list[dict[str, Any]], tuple[int, ...]]  # a caller's wake-up, its reply, its thread
@@ -57,6 +59,13 @@ class Session:
             raise TransportError(EMBEDDED_WS_ONLY)
         else:
             self._open_http(headers)
+        LOG.info(  # which daemon a program reached, for one run without VNPU_ENDPOINT on a shared machine
+            "connected to the vnpu daemon at %s over %s: context %s, session %s",
+            self.config.endpoint,
+            "HTTP" if self._http is not None else "the WebSocket",
+            self.context_id,
+            self.session_id,
+        )
 
     # -- transports ------------------------------------------------------------------------------------------
 
@@ -223,6 +232,7 @@ class Session:
             return self._host_buffer(result, values[0])
         if api in ("aclrtFreeHost", "aclrtFree") and isinstance(values[0], HostBuffer):
             values[0].release()
+        allocations_seen(api, values, result)
         return result
 
     def _host_buffer(self, ptr: int, size: int) -> HostBuffer:
@@ -252,6 +262,7 @@ class Session:
             self._http.close()
 
 
+LOG = logging.getLogger("vnpu.client")
 EMBEDDED_WS_ONLY = "VNPU_TRANSPORT=http needs a daemon (vnpu serve): the embedded device is reached as a WebSocket"
 EMBEDDED_JOIN = (
     "; the embedded device runs inside this process, so VNPU_CONTEXT names one of its own contexts: joining "
@@ -266,6 +277,17 @@ def refused(config: Config, error: BaseException) -> Exception:
         return refusal(config.endpoint, error.response.status_code, error.response.body, bool(config.token))
     reason = (str(error) or type(error).__name__) + (EMBEDDED_JOIN if config.embedded and config.context else "")
     return unreachable(config.endpoint, reason, token=bool(config.token))
+
+
+def allocations_seen(api: str, values: tuple[Any, ...], result: Any) -> None:
+    """Phase 1 tells a tensor larger than its block from an overlap by the blocks this process made
+    (`proto.aclnn.extents`)."""
+    if api in ("aclrtMalloc", "aclrtMallocAlign32") and isinstance(result, int) and isinstance(values[0], int):
+        extents.KNOWN.add(result, values[0])
+    elif api == "aclrtFree" and isinstance(values[0], int):
+        extents.KNOWN.remove(values[0])
+    elif api in ("aclFinalize", "aclrtResetDevice", "aclrtResetDeviceForce"):
+        extents.KNOWN.clear()
 
 
 def _holds(value: Any, kind: type) -> bool:

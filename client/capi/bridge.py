@@ -15,6 +15,7 @@ unreachable ACL_ERROR_INTERNAL_ERROR, and no Python exception ever reaches the C
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -43,7 +44,6 @@ from client.capi import (
     modeledit,
     models,
     nnopbase,
-    opcalls,
     opentry,
     opfunctions,
     randomnum,
@@ -52,6 +52,7 @@ from client.capi import (
     vmm,
 )
 from client.capi.convert import Bound, C
+from client.capi.opcalls import ENTRY
 from client.core import c_call
 from client.errors import ServerError, TransportError
 from proto.aclnn import OPS
@@ -91,6 +92,33 @@ _LOG_TO_STDOUT = os.environ.get("ASCEND_SLOG_PRINT_TO_STDOUT") == "1" and os.env
 ).strip() in ("0", "1", "2", "3")
 
 
+_unreachable_said = threading.Event()
+
+
+def _say_unreachable_once(name: str, error: TransportError) -> None:
+    """One stderr line per process the first time a call fails for want of the daemon (its endpoint and the reason),
+    so that a program that ignores return codes does not fail silently; ASCEND_GLOBAL_LOG_LEVEL=4 (no log) hushes it."""
+    if os.environ.get("ASCEND_GLOBAL_LOG_LEVEL", "").strip() == "4" or _unreachable_said.is_set():
+        return
+    _unreachable_said.set()
+    line = f"vnpu: {name} failed: {error}; the program's ACL calls fail until it answers\n"
+    os.write(2, line.encode(errors="replace"))
+
+
+class _InfoToStdout(logging.Handler):
+    """CANN's info level on stdout (ASCEND_SLOG_PRINT_TO_STDOUT=1, ASCEND_GLOBAL_LOG_LEVEL 0 or 1): the client's
+    info lines, such as the daemon aclInit reached."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        os.write(1, f"[INFO] vnpu: {record.getMessage()}\n".encode(errors="replace"))
+
+
+if _LOG_TO_STDOUT and os.environ.get("ASCEND_GLOBAL_LOG_LEVEL", "3").strip() in ("0", "1"):
+    _client_log = logging.getLogger("vnpu.client")
+    _client_log.addHandler(_InfoToStdout())
+    _client_log.setLevel(logging.INFO)
+
+
 def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[..., Any]:
     """`body` with every failure turned into what the C function returns on failure."""
     null = c.ffi.NULL
@@ -115,6 +143,8 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
         except TransportError as error:
             uninitialized = acl._current is None and name != "aclInit" and name not in ANSWERED_BEFORE_INIT
             record(f"{name}: {error}" + ("" if not uninitialized else " (the program has not called aclInit)"))
+            if not uninitialized:
+                _say_unreachable_once(name, error)
             return _failure_value(result, ACL_ERROR_UNINITIALIZE if uninitialized else ACL_ERROR_INTERNAL_ERROR)
         except ServerError as error:
             record(f"{name}: {error}")
@@ -226,14 +256,6 @@ def aclGetCannAttributeList(c: C) -> Callable[[Any, Any], int]:  # noqa: N802
 _STATIC: list[Any] = []  # C strings and arrays handed out for the life of the program
 
 
-def _operator_implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) -> Callable[..., Any] | None:
-    """What libopapi's entry runs for `name`: an operator's phase vnpu implements, or a function of SPECIAL; None
-    for the others (the entry answers them as not implemented)."""
-    if name in hostobj.OPERATORS or name in SPECIAL:
-        return implementation(c, name, result, params)
-    return None
-
-
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclGetRecentErrMsg": aclGetRecentErrMsg,
     "aclrtGetSocName": aclrtGetSocName,
@@ -259,7 +281,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **modeledit.SPECIAL,
     **models.SPECIAL,
     **nnopbase.SPECIAL,
-    opcalls.ENTRY: opentry.entry(_operator_implementation, guarded),
+    ENTRY: lambda c: opentry.entry(c, _entry_function),
     **opfunctions.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,
@@ -274,6 +296,14 @@ def operator_functions() -> frozenset[str]:
     implements one (the call table resolves every operator's phase 2, implemented or not)."""
     names = {n for op in catalog().ops.values() for n in (op.ws_name, op.c_name)}
     return frozenset(names | {n for decl in OPS.user().values() for n in (decl.ws_name, decl.c_name)})
+
+
+def _entry_function(
+    c: C, name: str, result: str, params: list[tuple[str, str]], fallback: Callable[[], Callable[..., Any]]
+) -> Callable[..., Any]:
+    """A libopapi.so function as `client.capi.opentry` makes it on its first call, guarded."""
+    implemented = name in hostobj.OPERATORS or name in SPECIAL
+    return guarded(c, name, result, implementation(c, name, result, params) if implemented else fallback())
 
 
 def is_implemented(name: str) -> bool:

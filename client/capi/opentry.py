@@ -62,17 +62,16 @@ def _unpacker(c: C, ctype: str) -> Callable[[Any], Any]:
     return lambda arg: arg.i
 
 
-Resolve = Callable[[C, str, str, list[tuple[str, str]]], "Body | None"]
-Guard = Callable[[C, str, str, Body], Body]
+# (c, name, result, params, fallback) -> the guarded function: `client.capi.bridge` passes its own, which calls
+# `fallback()` for a function it does not implement (this module cannot import bridge: bridge imports it)
+Implement = Callable[[C, str, str, list[tuple[str, str]], Callable[[], Callable[..., Any]]], Callable[..., Any]]
 
 
-def make(c: C, name: str, signature: str, resolve: Resolve, guard: Guard) -> Callable[[Any], Any]:
-    """The function `name` of the library as the entry calls it: args (a vnpuArg array) in, its C result out.
-    `resolve` gives what vnpu implements for it (None: not implemented), `guard` turns failures into C results."""
+def make(c: C, name: str, signature: str, implement: Implement) -> Callable[[Any], Any]:
+    """The function `name` of the library as the entry calls it: args (a vnpuArg array) in, its C result out."""
     result, *ctypes = signature.split(SEPARATOR)
     params = [(ctype, f"arg{i}") for i, ctype in enumerate(ctypes)]
-    implementation = resolve(c, name, result, params) or not_implemented(c, name, ctypes)
-    guarded = guard(c, name, result, implementation)
+    guarded = implement(c, name, result, params, lambda: not_implemented(c, name, ctypes))
     unpack = [_unpacker(c, ctype) for ctype in ctypes]
     count = len(unpack)
     if count == 0:
@@ -80,26 +79,21 @@ def make(c: C, name: str, signature: str, resolve: Resolve, guard: Guard) -> Cal
     return lambda args: guarded(*[read(args[i]) for i, read in enumerate(unpack)])
 
 
-def entry(resolve: Resolve, guard: Guard) -> Callable[[C], Callable[[Any, Any, Any], Any]]:
-    """vnpuAclnnCall, made for a library: each function made on its first call (a lock: two threads may call it
-    first together)."""
+def entry(c: C, implement: Implement) -> Callable[[Any, Any, Any], Any]:
+    """vnpuAclnnCall: each function made on its first call (a lock: two threads may call it first together)."""
+    made: dict[bytes, Callable[[Any], Any]] = {}
+    lock = threading.Lock()
+    string = c.ffi.string
 
-    def made_for(c: C) -> Callable[[Any, Any, Any], Any]:
-        made: dict[bytes, Callable[[Any], Any]] = {}
-        lock = threading.Lock()
-        string = c.ffi.string
+    def body(name: Any, signature: Any, args: Any) -> Any:
+        key = string(name)
+        function = made.get(key)
+        if function is None:
+            with lock:
+                function = made.get(key)
+                if function is None:
+                    function = made[key] = make(c, key.decode(), string(signature).decode(), implement)
+        result = function(args)
+        return 0 if result is None else result
 
-        def body(name: Any, signature: Any, args: Any) -> Any:
-            key = string(name)
-            function = made.get(key)
-            if function is None:
-                with lock:
-                    function = made.get(key)
-                    if function is None:
-                        function = made[key] = make(c, key.decode(), string(signature).decode(), resolve, guard)
-            result = function(args)
-            return 0 if result is None else result
-
-        return body
-
-    return made_for
+    return body

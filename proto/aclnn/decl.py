@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Final, Literal, Protocol, TypeVar
 
 from proto.aclnn import dtypes
+from proto.aclnn.extents import past_its_allocation
 from proto.aclnn.host import INT64_MAX, INT64_MIN, aclIntArray, aclScalar, aclTensor
 from proto.aclnn.hostlist import aclBoolArray, aclFloatArray, aclScalarList, aclTensorList
 from proto.constants import aclDataType, aclFormat
@@ -312,6 +313,10 @@ class OpDecl:
 
 def _check_overlap(written: str, out: aclTensor, name: str, value: aclTensor) -> None:
     if name != written and partial_overlap(out, value):
+        for culprit, tensor in ((written, out), (name, value)):  # the usual cause: one runs into the next block
+            too_large = past_its_allocation(culprit, *tensor.byte_range())
+            if too_large is not None:
+                raise OpArgError(too_large)
         raise OpArgError(
             f"{written} and {name} partially overlap in memory: some input elements are also written "
             "(torch refuses this too; copy the input first)"

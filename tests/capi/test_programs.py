@@ -124,6 +124,88 @@ def test_without_a_daemon_calls_fail_with_a_code(toolkit: Path, mistakes: Path) 
     assert expected in done.stdout
 
 
+UNCHECKED = """#include <cstdio>
+#include "acl/acl.h"
+int main() {  // the seed's habit: no return code read
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    void *dev = nullptr;
+    aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtFree(dev);
+    aclrtResetDevice(0);
+    aclFinalize();
+    std::printf("ran\\n");
+    return 0;
+}
+"""
+
+
+def test_an_unchecked_program_without_a_daemon_gets_one_stderr_line(toolkit: Path, tmp_path: Path) -> None:
+    """Issue 40, 4: a C program that ignores return codes is not left to fail silently: the first call that fails
+    for want of the daemon writes one line on stderr naming the endpoint and the reason; CANN's log level 4 (no
+    log) hushes it."""
+    source = tmp_path / "unchecked.cpp"
+    source.write_text(UNCHECKED)
+    binary = compile_program(toolkit, source, tmp_path)
+    done = run_program(toolkit, binary, None, VNPU_ENDPOINT="http://127.0.0.1:9")
+    assert done.returncode == 0 and done.stdout == "ran\n", done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("vnpu:")]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("vnpu: aclInit failed: cannot reach the vnpu daemon at http://127.0.0.1:9: ")
+    assert "refused" in lines[0].lower(), lines[0]
+    hushed = run_program(toolkit, binary, None, VNPU_ENDPOINT="http://127.0.0.1:9", ASCEND_GLOBAL_LOG_LEVEL="4")
+    assert hushed.returncode == 0 and "vnpu:" not in hushed.stderr, hushed.stderr
+
+
+def test_cann_info_level_names_the_daemon_reached(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """With CANN's log on stdout at info level, aclInit says which daemon it reached (issue 40, 4)."""
+    source = tmp_path / "unchecked.cpp"
+    source.write_text(UNCHECKED)
+    binary = compile_program(toolkit, source, tmp_path)
+    done = run_program(toolkit, binary, daemon, ASCEND_SLOG_PRINT_TO_STDOUT="1", ASCEND_GLOBAL_LOG_LEVEL="1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = f"[INFO] vnpu: connected to the vnpu daemon at {daemon.url} over the WebSocket: context "
+    assert done.stdout.startswith(said) and done.stdout.endswith("ran\n"), done.stdout
+    quiet = run_program(toolkit, binary, daemon)
+    assert quiet.stdout == "ran\n", quiet.stdout
+
+
+TOO_LARGE = """#include <cstdio>
+#include "acl/acl.h"
+#include "aclnnop/aclnn_add.h"
+int main() {  // three 32-byte blocks, tensors of 64 floats over them (newcomer-3's mistake 2d)
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    void *block[3];
+    for (auto &b : block) aclrtMalloc(&b, 32, ACL_MEM_MALLOC_HUGE_FIRST);
+    int64_t shape[] = {64}, strides[] = {1};
+    aclTensor *t[3];
+    for (int i = 0; i < 3; ++i)
+        t[i] = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 1, block[i]);
+    float one = 1.0f;
+    aclScalar *alpha = aclCreateScalar(&one, ACL_FLOAT);
+    uint64_t size = 0;
+    aclOpExecutor *executor = nullptr;
+    int code = aclnnAddGetWorkspaceSize(t[0], t[1], alpha, t[2], &size, &executor);
+    std::printf("%d %p\\n%s\\n", code, block[2], aclGetRecentErrMsg());
+    aclFinalize();
+    return 0;
+}
+"""
+
+
+def test_a_tensor_past_its_block_is_named_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """Issue 40, 6b from C: phase 1 names the tensor larger than its allocation, not an overlap."""
+    source = tmp_path / "too_large.cpp"
+    source.write_text(TOO_LARGE)
+    done = run_program(toolkit, compile_program(toolkit, source, tmp_path), daemon)
+    assert done.returncode == 0, done.stdout + done.stderr
+    status, message = done.stdout.splitlines()[:2]
+    code, out = status.split()
+    assert int(code) == ACLNN_ERR_PARAM_INVALID and "overlap" not in message, message
+    assert f"out is larger than its allocation: its 256 bytes at {out} (offset 0 in the 32-byte allocation" in message
+
+
 @pytest.mark.parametrize("host_memory", ["auto", "remote"])
 def test_host_memory_from_c(toolkit: Path, daemon: Daemon, tmp_path: Path, host_memory: str) -> None:
     """Pinned buffers through plain pointers (mapped here, or kept in step through the wire), pointers inside

@@ -18,6 +18,7 @@ import client.acl as acl
 from client import aio
 from client import tdt as client_tdt
 from client.config import Config
+from client.core import prepare
 from client.session import Session
 from proto.calltable import CALLS, Call
 from proto.errors import (
@@ -317,3 +318,16 @@ def test_a_replay_of_freed_memory_names_the_free_and_what_to_do(daemon: str) -> 
         works_on(s)
     finally:
         s.close()
+
+
+def test_out_parameters_passed_as_in_c_are_explained() -> None:
+    """newcomer-3's mistake 9: `aclrtMalloc(ptr, size, policy)` in Python says that out-parameters are returned."""
+    with pytest.raises(TypeError) as info:
+        prepare("aclrtMalloc", (0, 64, 0), False)
+    assert str(info.value) == (
+        "aclrtMalloc() takes 2 argument(s) (size, policy), got 3; C's out-parameters are returned, not passed: "
+        "devPtr = aclrtMalloc(size, policy)"
+    )
+    with pytest.raises(TypeError) as info:  # nothing to return: no hint
+        prepare("aclrtFree", (0, 1), False)
+    assert str(info.value) == "aclrtFree() takes 1 argument(s) (devPtr), got 2"

@@ -94,6 +94,7 @@ class Context:
         self.handles = Handles()  # one table per kind of handle (`process.handles`), and the dead ones
         table = self.handles.table
         self.memory = MemoryTables(machine, memory_quota, quota)  # what memory the process holds, and its charge
+        self.memory.physicals = table("physical memory handle")  # aclrtDrvMemHandle, named as the other kinds are
         # ACL contexts (`AclContext`) and streams
         self.acl_contexts: HandleTable[AclContext] = table("ACL context")  # every live one, primary or created
         self.primaries: dict[int, AclContext] = {}  # device index -> its primary ACL context

@@ -17,7 +17,7 @@ GONE_KEPT = 4096  # destroyed handles remembered, to say so when one is used aga
 
 
 def article(what: str) -> str:
-    return "an" if what[0] in "aeiou" else "a"
+    return "an" if what[0] in "aeiouAEIOU" else "a"  # an ACL context
 
 
 class Handles:
@@ -46,7 +46,8 @@ class Handles:
         for table in self.tables:
             if table.kind != what and handle in table:
                 return f"{handle:#x} is {article(table.kind)} {table.kind}, not {article(what)} {what}"
-        return f"{handle:#x} is not {article(what)} {what} of this context"
+        owner = "process" if what == "ACL context" else "context"  # "not an ACL context of this context" reads ill
+        return f"{handle:#x} is not {article(what)} {what} of this {owner}"
 
 
 class HandleTable(dict[int, T], Generic[T]):

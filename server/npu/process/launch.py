@@ -4,6 +4,7 @@ task phase 2 queues (aclnnXxx) and a task update or aclmdlRITaskSetParams puts i
 from __future__ import annotations
 
 from proto.aclnn import KernelDesc, revalidate
+from proto.aclnn.extents import resolving
 from proto.errors import ACL_ERROR_RT_OVER_LIMIT, ACLNN_ERR_PARAM_INVALID, AclError, require
 from server.npu.device import Device
 from server.npu.memory.arena import MemoryFault
@@ -44,7 +45,8 @@ def checked_task(
     ctx: Context, api: str, workspace: int, workspace_size: int, executor: KernelDesc, device: Device
 ) -> tuple[KernelTask, bool]:
     """The task, and whether all its memory is plain allocations of this context (see `kernel_task`)."""
-    kernel = revalidate(executor)
+    with resolving(lambda ptr: _block_of(ctx, device, ptr)):  # a tensor past its block is named as that
+        kernel = revalidate(executor)
     if api != f"aclnn{kernel.op}":
         raise AclError(ACLNN_ERR_PARAM_INVALID, f"the executor describes aclnn{kernel.op}, not {api}")
     need = kernel.workspace_size
@@ -99,6 +101,12 @@ def pin(ctx: Context, device: Device, name: str, ptr: int, nbytes: int) -> tuple
         return ptr, device.arena.find(ptr)
     check_memory(ctx, device, name, ptr, nbytes)  # mapped, imported or registered memory; else raises
     return ptr, device.find(ptr)
+
+
+def _block_of(ctx: Context, device: Device, ptr: int) -> tuple[int, int] | None:
+    """(base, size) of this context's aclrtMalloc allocation on `device` that holds `ptr`."""
+    block = device.arena.find(ptr) if ptr in device.arena else None
+    return (block.ptr, block.size) if block is not None and block.ptr in ctx.memory.allocations else None
 
 
 def allocated(ctx: Context, device: Device, ptr: int, nbytes: int) -> bool:

@@ -63,5 +63,5 @@ class ContextCalls(Area):
         assert handle is not None
         found = self.ctx.acl_contexts.get(handle)
         if found is None:
-            raise AclError(unknown, f"{handle:#x} is not a live ACL context of this process")
+            raise AclError(unknown, self.ctx.handles.not_a("ACL context", handle))
         return found

@@ -323,7 +323,7 @@ class VirtualMemoryCalls(Area):
         if physical is None:
             raise AclError(
                 ACL_ERROR_RT_PARAM_INVALID,
-                f"{handle:#x} is not a physical memory handle of this process (aclrtMallocPhysical or an import)",
+                f"{self.ctx.handles.not_a('physical memory handle', handle)} (aclrtMallocPhysical or an import)",
             )
         return physical
 
