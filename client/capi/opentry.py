@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from client.capi.convert import C
-from client.capi.opcalls import ENTRY, NOT_IMPLEMENTED, SEPARATOR, member
+from client.capi.opcalls import NOT_IMPLEMENTED, SEPARATOR, member
 from proto.errors import AclError
 
 WORKSPACE_SUFFIX = "GetWorkspaceSize"
@@ -62,17 +62,17 @@ def _unpacker(c: C, ctype: str) -> Callable[[Any], Any]:
     return lambda arg: arg.i
 
 
-def make(c: C, name: str, signature: str) -> Callable[[Any], Any]:
-    """The function `name` of the library as the entry calls it: args (a vnpuArg array) in, its C result out."""
-    from client.capi import bridge, hostobj  # bridge imports this module
+Find = Callable[[C, str, str, list[tuple[str, str]]], Body | None]
+"""What implements a function (c, name, result, params), None for one vnpu does not implement (`client.capi.bridge`)."""
+Guard = Callable[[C, str, str, Body], Body]
 
+
+def make(c: C, name: str, signature: str, find: Find, guard: Guard) -> Callable[[Any], Any]:
+    """The function `name` of the library as the entry calls it: args (a vnpuArg array) in, its C result out."""
     result, *ctypes = signature.split(SEPARATOR)
     params = [(ctype, f"arg{i}") for i, ctype in enumerate(ctypes)]
-    if name in hostobj.OPERATORS or name in bridge.SPECIAL:
-        implementation = bridge.implementation(c, name, result, params)
-    else:
-        implementation = not_implemented(c, name, ctypes)
-    guarded = bridge.guarded(c, name, result, implementation)
+    implementation = find(c, name, result, params) or not_implemented(c, name, ctypes)
+    guarded = guard(c, name, result, implementation)
     unpack = [_unpacker(c, ctype) for ctype in ctypes]
     count = len(unpack)
     if count == 0:
@@ -80,8 +80,9 @@ def make(c: C, name: str, signature: str) -> Callable[[Any], Any]:
     return lambda args: guarded(*[read(args[i]) for i, read in enumerate(unpack)])
 
 
-def entry(c: C) -> Callable[[Any, Any, Any], Any]:
-    """vnpuAclnnCall: each function made on its first call (a lock: two threads may call it first together)."""
+def entry(c: C, find: Find, guard: Guard) -> Callable[[Any, Any, Any], Any]:
+    """vnpuAclnnCall: each function made on its first call (a lock: two threads may call it first together), its
+    implementation from `find`, guarded by `guard` as every toolkit function is."""
     made: dict[bytes, Callable[[Any], Any]] = {}
     lock = threading.Lock()
     string = c.ffi.string
@@ -93,11 +94,8 @@ def entry(c: C) -> Callable[[Any, Any, Any], Any]:
             with lock:
                 function = made.get(key)
                 if function is None:
-                    function = made[key] = make(c, key.decode(), string(signature).decode())
+                    function = made[key] = make(c, key.decode(), string(signature).decode(), find, guard)
         result = function(args)
         return 0 if result is None else result
 
     return body
-
-
-SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {ENTRY: entry}
