@@ -1,6 +1,6 @@
 """Figure 14: the operator library -- each implemented kernel's device time vs the same computation in numpy in this
-process, paged decode attention (FusedInferAttentionScoreV4) vs a numpy reference, and updating its sequence
-lengths in place vs capturing the step again.
+process, paged decode attention (FusedInferAttentionScoreV4) vs a numpy reference, updating its sequence lengths in
+place vs capturing the step again, and a 2-layer LLaMA-style decode step replayed vs eager (bench/llama_step.py).
 
 The kernels' workloads are their test rows (tests/server/npu/ops/*cases.py), the pointwise ones scaled up to
 256×1024 elements (a 3×4 row measures only the launch). The numpy side runs the kernel's own numpy code on the same
@@ -340,5 +340,7 @@ def _update_row(bench: Bench, decode: Decode, stream: int, update_stream: int) -
 
 
 def figure14(bench: Bench) -> list[Row]:
+    from bench.llama_step import llama_row
+
     bench.use()
-    return [kernels_row(bench), *decode_rows(bench)]
+    return [kernels_row(bench), *decode_rows(bench), llama_row(bench)]

@@ -58,7 +58,7 @@ TITLES = {
     "11": "the embedded device vs the device driven directly, and vs the daemon",
     "12": "a waiting call and the seed step vs a raw round trip, over TCP and a Unix socket",
     "13": "the daemon's memory per call (tracemalloc)",
-    "14": "operators: kernels vs numpy, paged decode attention, updating its sequence lengths",
+    "14": "operators: kernels vs numpy, paged decode attention, updating its sequence lengths, a LLaMA step replayed",
     "15": "PyTorch (torch_npu) on vnpu: one eager op; a captured step's replay vs eager",
 }
 

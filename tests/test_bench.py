@@ -134,3 +134,26 @@ def test_the_waiting_call_profile_sees_every_stage() -> None:
     for _, _, what in STAGES:
         assert not math.isnan(stages[what]), f"{what}: no call was seen at both of its ends"
     assert stages["total (median, stamped)"] > 0
+
+
+LLAMA = """
+from bench.llama_step import llama_row
+from client import acl
+
+class Quick:
+    reps = 1
+
+acl.aclInit(None)
+acl.aclrtSetDevice(0)
+row = llama_row(Quick())
+print(row.extra["launches"], len(row.value), len(row.floor), row.goal)
+"""
+
+
+def test_the_llama_step_replays_what_the_eager_step_computes() -> None:
+    """Figure 14's LLaMA-style step (bench/llama_step.py) on the embedded device: its 33 launches capture, and the
+    replay's logits equal the eager step's bit for bit (llama_row raises otherwise); reported, no goal."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), VNPU_ENDPOINT="embedded")
+    done = subprocess.run([sys.executable, "-c", LLAMA], env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["33", "1", "1", "None"]

@@ -25,6 +25,7 @@ from client import acl
 from client.capi.convert import C, from_host
 from proto.aclnn import OPS, ArgKind, OpDecl
 from proto.aclnn.decl import HOST_CLASSES
+from proto.aclnn.phase1 import max_workspace_name
 from proto.constants import aclDataType
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
@@ -188,9 +189,10 @@ def _reader(c: C, kind: ArgKind, name: str, api: str) -> Callable[[Any], Any]:
     return lambda value: value
 
 
-def phase1(decl: OpDecl) -> Callable[[C], Callable[..., int]]:
-    """aclnn<Op>GetWorkspaceSize(<args>..., uint64_t *workspaceSize, aclOpExecutor **executor)."""
-    api = decl.ws_name
+def phase1(decl: OpDecl, api: str = "") -> Callable[[C], Callable[..., int]]:
+    """aclnn<Op>GetWorkspaceSize(<args>..., uint64_t *workspaceSize, aclOpExecutor **executor), or under `api` another
+    function of the same parameters (aclnn<Op>GetMaxWorkspaceSize)."""
+    api = api or decl.ws_name
     declared = operators.USER.get(decl.name)
     run = declared.ws_function if declared is not None else getattr(aclnn, api)
 
@@ -299,4 +301,5 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
 OPERATORS: dict[str, Callable[[C], Callable[..., int]]] = {
     **{decl.ws_name: phase1(decl) for decl in OPS.implemented()},
     **{decl.c_name: phase2(decl) for decl in OPS.implemented()},
+    **{name: phase1(decl, name) for decl in OPS.implemented() if (name := max_workspace_name(decl.name))},
 }

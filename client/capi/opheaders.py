@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 from client.capi.prototypes import Param, Prototype
 from proto.aclnn.catalog import WORKSPACE_TAIL, Catalog, CatalogOp, CatalogParam, CFunction, CParam, catalog
+from proto.aclnn.phase1 import MAX_WORKSPACE, max_workspace_name
 
 Param_ = CParam | CatalogParam  # what a declaration is written from: a name and a C type
 DIRECTORY = "aclnnop"
@@ -116,6 +117,19 @@ def prototypes(table: Catalog | None = None) -> list[Prototype]:
             found.append(Prototype(op.ws_name, "aclnnStatus", _params((*op.params, *WORKSPACE_TAIL)), path))
             found.append(Prototype(op.c_name, "aclnnStatus", _params(op.launch), path))
         found.extend(Prototype(f.name, f.result, _params(f.params), path) for f in functions)
+    return found
+
+
+def unlisted(table: Catalog | None = None) -> list[Prototype]:
+    """Functions CANN's op_api exports that no public header declares, which libopapi.so exports too (generated C
+    of no declaration): `aclnn<Op>GetMaxWorkspaceSize` of `proto.aclnn.phase1.MAX_WORKSPACE`, phase 1's parameters
+    (torch_npu finds it with dlsym). Its operator's header is where the toolkit files it, not what declares it."""
+    table = table or catalog()
+    found = []
+    for name in sorted(MAX_WORKSPACE):
+        op = table.ops[name]
+        path = f"{DIRECTORY}/{op.header}"
+        found.append(Prototype(max_workspace_name(name), "aclnnStatus", _params((*op.params, *WORKSPACE_TAIL)), path))
     return found
 
 

@@ -221,7 +221,7 @@ def _build(staging: Path, cc: str) -> None:
         parsed = read_table(
             include, [*ENTRY_HEADERS, *(h for h in _operator_headers(include) if h not in generated)], cc
         )
-        table = Table(parsed.prototypes + tuple(opheaders.prototypes()), parsed.cdef_types)
+        table = Table((*parsed.prototypes, *opheaders.prototypes(), *opheaders.unlisted()), parsed.cdef_types)
     except (_headers.HeaderError, PrototypeError) as error:
         raise ToolkitError(str(error)) from None
     lib64 = staging / "lib64"

@@ -23,6 +23,21 @@ from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
 
 Phase1 = Callable[..., tuple[int, aclOpExecutor]]
 
+MAX_SUFFIX: Final = "GetMaxWorkspaceSize"
+MAX_WORKSPACE: Final = frozenset(
+    {"FusedInferAttentionScoreV2", "FusedInferAttentionScoreV3", "FusedInferAttentionScoreV4",
+     "NsaCompressAttentionInfer", "NsaSelectedAttentionInfer"}
+)  # fmt: skip
+"""The operators whose op_api also exports `aclnn<Op>GetMaxWorkspaceSize`: phase 1's parameters, the workspace a
+launch needs whatever its sequence lengths hold (a captured graph's, updated later). CANN declares it in no public
+header; torch_npu finds it with dlsym (`_npu_fused_infer_attention_score_get_max_workspace`, vllm-ascend's graph
+mode). vnpu's attention needs the same workspace whatever the lengths, so it is phase 1 under its other name."""
+
+
+def max_workspace_name(op: str) -> str:
+    """`aclnn<op>GetMaxWorkspaceSize` for an operator that has one, else ""."""
+    return f"aclnn{op}{MAX_SUFFIX}" if op in MAX_WORKSPACE else ""
+
 
 def get_workspace_size(decl: OpDecl, values: Mapping[str, object]) -> tuple[int, aclOpExecutor]:
     """Phase 1 over one declaration: check the arguments, size the workspace, build the executor."""
@@ -90,7 +105,7 @@ def _destroyed(value: object) -> bool:
     return type(value) in DESTROYABLE and bool(value.destroyed)  # type: ignore[attr-defined]
 
 
-def phase1(decl: OpDecl) -> Phase1:
+def phase1(decl: OpDecl, name: str | None = None) -> Phase1:
     """The C-named phase-1 function of `decl`, taking its arguments positionally or by C name.
 
     A loop that launches the same operator over the same host objects (the common case: tensors are created
@@ -113,9 +128,9 @@ def phase1(decl: OpDecl) -> Phase1:
             memo[key] = (args, size, executor.kernel)
         return size, executor
 
-    call.__name__ = call.__qualname__ = decl.ws_name
+    call.__name__ = call.__qualname__ = name or decl.ws_name
     call.__doc__ = (
-        f"{decl.ws_name}({', '.join(decl.arg_names)}) -> (workspaceSize, executor): phase 1 of {decl.c_name}."
+        f"{name or decl.ws_name}({', '.join(decl.arg_names)}) -> (workspaceSize, executor): phase 1 of {decl.c_name}."
     )
     params = [inspect.Parameter(_py(name), inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in decl.arg_names]
     call.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -133,15 +148,21 @@ def remember(made: Phase1) -> None:
 
 def function(ws_name: str) -> Phase1 | None:
     """The phase-1 function named `ws_name` ("aclnnAddGetWorkspaceSize") of any declared operator, made on first
-    use; None for a name that is not one. A user-declared operator's is its own (`proto.operators`)."""
-    if not ws_name.startswith("aclnn") or not ws_name.endswith("GetWorkspaceSize"):
+    use (and `aclnn<Op>GetMaxWorkspaceSize` of the `MAX_WORKSPACE` ones); None for a name that is not one. A
+    user-declared operator's is its own (`proto.operators`)."""
+    if not ws_name.startswith("aclnn"):
         return None
-    decl = OPS.get(ws_name[5 : -len("GetWorkspaceSize")])
+    if ws_name.endswith(MAX_SUFFIX) and ws_name[5 : -len(MAX_SUFFIX)] in MAX_WORKSPACE:
+        decl = OPS.get(ws_name[5 : -len(MAX_SUFFIX)])
+    elif ws_name.endswith("GetWorkspaceSize"):
+        decl = OPS.get(ws_name[5 : -len("GetWorkspaceSize")])
+    else:
+        return None
     if decl is None:
         return None
     made = _FUNCTIONS.get(ws_name)
     if made is None or getattr(made, "decl", None) is not decl:
-        made = phase1(decl)
+        made = phase1(decl, ws_name)
         _FUNCTIONS[ws_name] = made
     return made
 

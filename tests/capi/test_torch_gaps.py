@@ -42,3 +42,23 @@ def test_torch_npus_runtime_functions_from_c(toolkit: Path, daemon: Daemon, tmp_
     for line in EXPECTED:
         assert line in run.stdout, (line, run.stdout)
     assert "aclopCompileAndExecute(" in run.stdout and "= 100024" in run.stdout
+
+
+def test_fia_max_workspace_by_dlsym(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """aclnnFusedInferAttentionScoreV2/V3/V4GetMaxWorkspaceSize, which torch_npu's
+    `_npu_fused_infer_attention_score_get_max_workspace` dlsyms (no header declares them): phase 1's parameters and
+    checks, the workspace of phase 1, an executor aclDestroyAclOpExecutor takes. The two attention operators vnpu
+    lacks export theirs too (their calls answer 561003)."""
+    binary = compile_program(toolkit, PROGRAMS / "fia_max_workspace.cpp", tmp_path, "-ldl")
+    run = run_program(toolkit, binary, daemon)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert "dlopen libopapi.so ok" in lines
+    for version in ("V2", "V3", "V4"):
+        assert f"dlsym aclnnFusedInferAttentionScore{version}GetMaxWorkspaceSize found" in lines
+    for name in ("NsaCompressAttentionInfer", "NsaSelectedAttentionInfer"):
+        assert f"dlsym aclnn{name}GetMaxWorkspaceSize found" in lines
+    assert "max 0 size 0 executor set" in lines and "phase1 0 size 0" in lines
+    assert lines.count("aclDestroyAclOpExecutor 0") == 2
+    assert "null query 161001 executor null" in lines and "null workspaceSize 161001" in lines
+    assert "aclFinalize 0" in lines

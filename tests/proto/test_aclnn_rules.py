@@ -322,3 +322,15 @@ def test_matmul_accepts_half_inputs_with_float_output_and_ignores_modes_for_dot_
     assert mm(t(2, 3, dtype=BF16), t(3, 4, dtype=BF16), t(2, 4, dtype=F32), 1)[0] == 512
     assert mm(t(2, 3, dtype=F16), t(3, 4), t(2, 4), 3)[0] == 512
     assert mm(t(3, dtype=BF16), t(3, dtype=BF16), t(dtype=BF16), 2)[0] == 512
+
+
+def test_whole_reductions_write_one_value_shaped_1_or_0d() -> None:
+    """Max, Min and Prod of all of self: out (1) as CANN's documentation and examples have it, or 0-D; any other
+    shape is 161002 naming out."""
+    for op, extra in (("Max", ()), ("Min", ()), ("Prod", (F32,))):
+        phase1 = getattr(nn, f"aclnn{op}GetWorkspaceSize")
+        for shape in ((1,), ()):
+            size, _ = phase1(t(3, 4), *extra, t(*shape))
+            assert size == 0
+        refused(lambda p=phase1, e=extra: p(t(3, 4), *e, t(2)), "out has shape [2], but the result has shape []")
+        refused(lambda p=phase1, e=extra: p(t(3, 4), *e, t(1, 1)), "out has shape [1, 1], but the result has shape []")

@@ -133,7 +133,8 @@ def _over_dims(dtypes_in: frozenset[aclDataType], outs: tuple[str, ...], result:
 
 
 def _whole(dtypes_in: frozenset[aclDataType], dtype_attr_name: str = "") -> Checked:
-    """A reduction of all of self into a 0-D out (Max, Min, Prod)."""
+    """A reduction of all of self into one value (Max, Min, Prod): out of shape (1), as the operators' documentation
+    says (aclnnMax.md: 输出shape为(1)) and CANN's examples pass, or 0-D, as torch_npu passes."""
 
     def checks(args: Args) -> None:
         x = tensor(args, "self")
@@ -141,7 +142,8 @@ def _whole(dtypes_in: frozenset[aclDataType], dtype_attr_name: str = "") -> Chec
         if x.numel == 0 and not dtype_attr_name:
             raise OpArgError("self is empty; the reduction of nothing is undefined")
         dtype = dtype_attr(args, dtype_attr_name) if dtype_attr_name else x.data_type
-        check_out(args, "out", dtype, (), exact=True)
+        one = (1,) if tensor(args, "out").view_dims == (1,) else ()
+        check_out(args, "out", dtype, one, exact=True)
 
     return Checked(checks)
 

@@ -180,6 +180,9 @@ CASES = [
     ),
     Case("Max", {"self": In(S), "out": Out(())}, lambda **v: {"out": v["self"].max()}),
     Case("Min", {"self": In(S, I32), "out": Out((), I32)}, lambda **v: {"out": v["self"].min()}),
+    # a whole reduction's out may be (1), as CANN's documentation and examples have it
+    Case("Max", {"self": In(S), "out": Out((1,))}, lambda **v: {"out": v["self"].max().reshape(1)}),
+    Case("Min", {"self": In(S), "out": Out((1,))}, lambda **v: {"out": v["self"].min().reshape(1)}),
     Case(
         "MaxDim",
         {"self": In(S), "dim": 1, "keepdim": False, "out": Out((3,)), "indices": Out((3,), I64)},
@@ -204,6 +207,12 @@ CASES = [
         "Prod",
         {"self": In(S, F32, low=0.5, high=1.5), "dtype": F32, "out": Out(())},
         lambda **v: {"out": v["self"].prod()},
+        ulps=8,
+    ),
+    Case(
+        "Prod",
+        {"self": In(S, F32, low=0.5, high=1.5), "dtype": F32, "out": Out((1,))},
+        lambda **v: {"out": v["self"].prod().reshape(1)},
         ulps=8,
     ),
     Case(
