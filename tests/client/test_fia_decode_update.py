@@ -36,7 +36,8 @@ def session(monkeypatch: pytest.MonkeyPatch) -> Iterator[Session]:
     try:
         yield made
     finally:
-        acl.use(None)
+        acl.aclFinalize()  # balances aclInit: a process's count left above 0 keeps the next module's aclInit on this
+        acl.use(None)  # session, whose device is closed below
         made.close()
         device = EmbeddedDevice._instance
         if device is not None:
