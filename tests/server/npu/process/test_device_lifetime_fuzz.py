@@ -22,6 +22,7 @@ from proto.errors import (
 from server.npu import Machine, Runtime
 from server.npu.core.caller import calling_thread
 from server.npu.core.lane import Lane
+from server.npu.process.memory_tables import device_cost
 
 THREADS = 3
 # what a call may answer when another thread's reset took the device, the stream or the block first
@@ -116,7 +117,7 @@ async def run(programs: list[list[tuple]]) -> None:
         live = [s for s in (*rt.ctx.streams.values(), *rt.ctx.default_streams.values()) if s.device is device]
         assert device.streams.used == len(live)  # every release is over: the count is exact
         blocks = [device.arena.find(ptr) for ptr in rt.ctx.memory.allocations]
-        assert rt.ctx.memory.used == sum(b.size for b in blocks if b is not None) and None not in blocks
+        assert rt.ctx.memory.used == sum(device_cost(b.size) for b in blocks if b is not None) and None not in blocks
         with calling_thread((1, 0)):
             for _ in range(4 * sum(len(p) for p in programs) + 1):  # the process's remaining references
                 if 0 not in rt.ctx.primaries:
