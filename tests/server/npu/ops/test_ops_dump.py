@@ -91,6 +91,11 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     wrong = example(logs, "wrong", calls, printed.replace("1.500000", "1.600000"))
     for launch in (good / "dump").glob("*.npz"):
         (wrong / "dump" / launch.name).write_bytes(launch.read_bytes())
+    after = "[ERROR] aclrtFree: ACL_ERROR_UNINITIALIZE (100001): no vnpu session: call aclInit first\n"
+    glued = printed.replace("1.500000", "1.50" + after * 2 + "0000")  # logged into printf's unflushed buffer
+    cleanup = example(logs, "cleanup", calls, glued + after)  # deleters freeing after aclFinalize
+    for launch in (good / "dump").glob("*.npz"):
+        (cleanup / "dump" / launch.name).write_bytes(launch.read_bytes())
     missing = "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize(a, b, c, d, &size, &executor);"
     example(logs, "missing", missing, "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize failed. ERROR: 561003\n", 1)
     error = "x.cpp:3:10: fatal error: aclnnop/aclnn_nothing.h: No such file or directory\n"
@@ -102,7 +107,8 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     assert found["wrong"].reason.startswith("wrong value: result printed [1.6")
     assert found["missing"].reason == "missing operator: aclnnAdaptiveMaxPool3dBackward"
     assert not found["header"].built and found["header"].reason == "missing header aclnnop/aclnn_nothing.h"
-    assert "| ops-math | 4 | 3 | 2 | 1 |" in verdict.summary(list(found.values()))
+    assert (found["cleanup"].ran, found["cleanup"].matched) == (True, True)
+    assert "| ops-math | 5 | 4 | 3 | 2 |" in verdict.summary(list(found.values()))
 
 
 def test_printed_series() -> None:
@@ -119,7 +125,7 @@ def test_what_examples_print_besides_their_outputs() -> None:
     checked), an fp16 output printed as its bits."""
     verdict = verdict_module()
     x = np.array([1.0, -2.0, 3.0])
-    launch = verdict.Launch("Neg", {"self": x}, {"out": (-x).astype(np.float32)}, {"out": "float32"})
+    launch = verdict.Launch("Neg", {"self": x, "out": 0 * x}, {"out": (-x).astype(np.float32)}, {"out": "float32"})
     shown = "".join(f"self[{i}] is: {v:f}\n" for i, v in enumerate(x))
     past = "".join(f"result[{i}] is: {v:f}\n" for i, v in enumerate([-1.0, 2.0, -3.0, 99.0]))
     assert verdict._values(verdict.printed_series(shown + past), [launch], []) == (
@@ -127,10 +133,10 @@ def test_what_examples_print_besides_their_outputs() -> None:
         "result prints 4 values of an output of 3",
     )
     small = np.array([0.0, 2.0, 3.0])  # ints whose bits read as float32 are denormals (a negative one is a NaN)
-    ints = verdict.Launch("Abs", {"self": small}, {"out": small.astype(np.int32)}, {"out": "int32"})
+    ints = verdict.Launch("Abs", {"self": small, "out": 0 * small}, {"out": small.astype(np.int32)}, {"out": "int32"})
     as_floats = "".join(f"result[{i}] is: 0.000000\n" for i in range(3))
     matched, reason = verdict._values(verdict.printed_series(as_floats), [ints], [])
     assert not matched and reason.startswith("unverifiable: result prints its int32 output's bits")
-    half = verdict.Launch("Neg", {"self": x}, {"out": (-x).astype(np.float16)}, {"out": "float16"})
+    half = verdict.Launch("Neg", {"self": x, "out": 0 * x}, {"out": (-x).astype(np.float16)}, {"out": "float16"})
     bits = "".join(f"result[{i}] is: {v}\n" for i, v in enumerate((-x).astype(np.float16).view(np.uint16)))
     assert verdict._values(verdict.printed_series(bits), [half], []) == (True, "result printed as another type's bits")
