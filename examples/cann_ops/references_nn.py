@@ -190,3 +190,33 @@ def _scatter_add(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["ScatterAdd"] = _scatter_add
+
+
+def _quant_matmul_v4(args: Args) -> dict[str, np.ndarray]:
+    """W8A8: (x1 @ x2 [+ int32 bias]) · scale [· pertokenScale] [+ float bias] [+ offset]; an INT32 out unscaled.
+    Float scales only (a packed UINT64/INT64 scale is refused: no reference)."""
+    x1, x2 = _ints(args["x1"]).astype(np.float64), _ints(args["x2"]).astype(np.float64)
+    if args.get("transposeX1"):
+        x1 = np.swapaxes(x1, -1, -2)
+    if args.get("transposeX2"):
+        x2 = np.swapaxes(x2, -1, -2)
+    product, bias = x1 @ x2, args.get("bias")
+    integer_bias = bias is not None and np.asarray(bias).dtype.kind == "i"
+    if integer_bias:
+        product = product + f64(bias)
+    if np.asarray(args["out"]).dtype == np.int32:
+        return {"out": product}
+    scale = np.asarray(args["scale"])
+    if scale.dtype.kind != "f" and scale.dtype.name != "bfloat16":
+        raise ValueError(f"a packed {scale.dtype} scale")
+    result = product * f64(scale)
+    if args.get("pertokenScaleOptional") is not None:
+        result = result * f64(args["pertokenScaleOptional"])[..., :, None]
+    if bias is not None and not integer_bias:
+        result = result + f64(bias)
+    if args.get("offset") is not None:
+        result = result + f64(args["offset"])
+    return {"out": result}
+
+
+REFERENCES["QuantMatmulV4"] = _quant_matmul_v4

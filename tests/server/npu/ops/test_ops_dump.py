@@ -140,3 +140,25 @@ def test_what_examples_print_besides_their_outputs() -> None:
     half = verdict.Launch("Neg", {"self": x, "out": 0 * x}, {"out": (-x).astype(np.float16)}, {"out": "float16"})
     bits = "".join(f"result[{i}] is: {v}\n" for i, v in enumerate((-x).astype(np.float16).view(np.uint16)))
     assert verdict._values(verdict.printed_series(bits), [half], []) == (True, "result printed as another type's bits")
+
+
+@pytest.mark.parametrize("bias_dtype", [np.int32, np.float32])
+def test_the_quant_matmul_reference_agrees_with_the_kernel(bias_dtype: type) -> None:
+    """QuantMatmulV4's conformance reference (float64, written apart from the kernel) against vnpu's kernel on random
+    int8 operands, per-channel and per-token scales."""
+    from server.npu.ops.nn.quant_matmul import quant_matmul_v4
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(4)
+    x1, x2 = rng.integers(-128, 128, (5, 32), np.int8), rng.integers(-128, 128, (32, 3), np.int8)
+    scale, token = rng.uniform(0.001, 0.01, 3).astype(np.float32), rng.uniform(0.5, 2, 5).astype(np.float32)
+    bias = rng.integers(-100, 100, 3).astype(bias_dtype)
+    out = np.zeros((5, 3), np.float16)
+    quant_matmul_v4(x1, x2, scale, None, token, bias, False, False, out, None)
+    args = {"x1": x1, "x2": x2, "scale": scale, "offset": None, "pertokenScaleOptional": token, "bias": bias,
+            "transposeX1": False, "transposeX2": False, "out": np.zeros_like(out)}  # fmt: skip
+    want = verdict.rounded(verdict.REFERENCES["QuantMatmulV4"](args)["out"], "float16")
+    assert verdict.agrees(out, want, "float16")
+    dot = float(x1[0].astype(np.int64) @ x2[:, 0])
+    first = (dot + bias[0]) * scale[0] * token[0] if bias_dtype is np.int32 else dot * scale[0] * token[0] + bias[0]
+    assert np.isclose(want[0, 0], first, rtol=1e-3)  # an int32 bias before the scales, a float one after
