@@ -162,3 +162,52 @@ def test_the_quant_matmul_reference_agrees_with_the_kernel(bias_dtype: type) -> 
     dot = float(x1[0].astype(np.int64) @ x2[:, 0])
     first = (dot + bias[0]) * scale[0] * token[0] if bias_dtype is np.int32 else dot * scale[0] * token[0] + bias[0]
     assert np.isclose(want[0, 0], first, rtol=1e-3)  # an int32 bias before the scales, a float one after
+
+
+@pytest.mark.parametrize("layout", ["BSH", "BNSD_BSND"])
+def test_the_attention_reference_agrees_with_the_kernel(layout: str) -> None:
+    """FusedInferAttentionScoreV4's conformance reference (float64, references_transformer.py) against vnpu's
+    kernel: GQA 4 -> 2 heads, per-batch KV lengths, a boolean mask, the softmax LSE."""
+    from server.npu.ops.transformer import fused_infer_attention as fia
+    from tests.server.npu.ops.common.refkit import call_with
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(36)
+    b, n, kvn, sq, skv, d = 2, 4, 2, 3, 7, 16
+    q, k, v = (rng.standard_normal((b, h, s, d)).astype(np.float16) for h, s in ((n, sq), (kvn, skv), (kvn, skv)))
+    mask = rng.random((b, 1, sq, skv)) < 0.3
+    mask[0, 0, 1] = True  # a row with every pair removed: 0, LSE +inf
+    inputs = {"BSH": lambda x: x.transpose(0, 2, 1, 3).reshape(b, x.shape[2], -1), "BNSD_BSND": lambda x: x}
+    outputs = {
+        "BSH": lambda x: x.transpose(0, 2, 1, 3).reshape(b, sq, -1),
+        "BNSD_BSND": lambda x: x.transpose(0, 2, 1, 3),
+    }
+    shape = outputs[layout](np.zeros((b, n, sq, d))).shape
+    out, lse = np.zeros(shape, np.float16), np.zeros((b, n, sq, 1), np.float32)
+    given = dict(query=inputs[layout](q), key=[inputs[layout](k)], value=[inputs[layout](v)], attenMaskOptional=mask,
+                 actualSeqLengthsKvOptional=[7, 5], numHeads=n, scaleValue=0.25, preTokens=2147483647,
+                 nextTokens=2147483647, inputLayout=layout, numKeyValueHeads=kvn, sparseMode=0, innerPrecise=1,
+                 blockSize=0, antiquantMode=0, softmaxLseFlag=True, keyAntiquantMode=0, valueAntiquantMode=0,
+                 queryQuantMode=0)  # fmt: skip
+    call_with(fia.fused_infer_attention_score_v4, **given, attentionOut=out, softmaxLse=lse)
+    want = verdict.REFERENCES["FusedInferAttentionScoreV4"]({**given, "attentionOut": out, "softmaxLse": lse})
+    assert verdict.agrees(out, verdict.rounded(want["attentionOut"], "float16"), "float16")
+    np.testing.assert_allclose(lse, want["softmaxLse"], rtol=1e-5)
+    assert not out[0, 1].any()  # the row with nothing left, in either output layout (B, S, ...)
+    assert np.isinf(lse[0, :, 1]).all()
+
+
+def test_an_fp16_output_read_into_a_float_vector() -> None:
+    """An example that copies its fp16 output into a float vector prints pairs of halves as floats (and, past the
+    output, the rest of its buffer): the bits still check the values."""
+    verdict = verdict_module()
+    x = np.array([0.0, 1.875, 0.5, -3.0])
+    half = verdict.Launch("Neg", {"self": x, "out": 0 * x}, {"out": (-x).astype(np.float16)}, {"out": "float16"})
+    floats = (-x).astype(np.float16).view(np.float32)
+    printed = "".join(f"result[{i}] is: {v:f}\n" for i, v in enumerate([*floats, 1.0, 1.0]))
+    assert verdict._values(verdict.printed_series(printed), [half], []) == (
+        True,
+        "result printed as another type's bits",
+    )
+    wrong = printed.replace(f"{floats[0]:f}", "7.000000", 1)
+    assert not verdict._values(verdict.printed_series(wrong), [half], [])[0]
