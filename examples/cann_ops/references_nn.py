@@ -220,3 +220,26 @@ def _quant_matmul_v4(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["QuantMatmulV4"] = _quant_matmul_v4
+
+
+def _scatter_nd_update(args: Args) -> dict[str, np.ndarray]:
+    """varRef[indices[i]] = updates[i], each index a prefix of varRef's axes."""
+    var, indices = f64(args["varRef"]).copy(), _ints(args["indices"])
+    updates = f64(args["updates"]).reshape(-1, *var.shape[indices.shape[-1] :])
+    for i, position in enumerate(indices.reshape(-1, indices.shape[-1])):
+        var[tuple(position)] = updates[i]
+    return {"varRef": var}
+
+
+def _dynamic_quant(args: Args) -> dict[str, np.ndarray]:
+    """Symmetric per-token int8: scale = max |x·smooth| / 127 over the last axis, y = round-half-even(x / scale)."""
+    if np.asarray(args["yOut"]).dtype != np.int8:
+        raise ValueError("an int4 / packed output")
+    x = f64(args["x"]) * (1.0 if args.get("smoothScalesOptional") is None else f64(args["smoothScalesOptional"]))
+    scale = np.abs(x).max(-1) / 127.0
+    y = np.clip(np.rint(x / np.where(scale == 0, 1, scale)[..., None]), -128, 127)
+    return {"yOut": y, "scaleOut": scale}
+
+
+REFERENCES["ScatterNdUpdate"] = _scatter_nd_update
+REFERENCES["DynamicQuant"] = _dynamic_quant

@@ -96,3 +96,21 @@ def attention(args: Args) -> dict[str, np.ndarray]:
 for _name in ("FusedInferAttentionScore", "FusedInferAttentionScoreV2", "FusedInferAttentionScoreV3",
               "FusedInferAttentionScoreV4", "IncreFlashAttentionV4", "PromptFlashAttentionV3"):  # fmt: skip
     REFERENCES[_name] = attention
+
+
+def rotary_position_embedding(args: Args) -> dict[str, np.ndarray]:
+    """out = x·cos + rotate(x)·sin: mode 0 rotate_half ([-x2, x1] of the halves), 1 interleaved pairs
+    ((x0, x1) -> (-x1, x0)); the other modes raise."""
+    x, mode = np.asarray(args["x"], np.float64), int(args["mode"])
+    if mode == 0:
+        half = x.shape[-1] // 2
+        turned = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    elif mode == 1:
+        turned = np.empty_like(x)
+        turned[..., 0::2], turned[..., 1::2] = -x[..., 1::2], x[..., 0::2]
+    else:
+        raise ValueError(f"mode {mode}")
+    return {"out": x * np.asarray(args["cos"], np.float64) + turned * np.asarray(args["sin"], np.float64)}
+
+
+REFERENCES["RotaryPositionEmbedding"] = rotary_position_embedding
