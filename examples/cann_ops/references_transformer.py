@@ -114,3 +114,34 @@ def rotary_position_embedding(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["RotaryPositionEmbedding"] = rotary_position_embedding
+
+
+def apply_rotary_pos_emb(args: Args) -> dict[str, np.ndarray]:
+    """queryRef and keyRef rotated in place with rotate_half, cos and sin broadcast (BSND: (B, S, 1, D))."""
+    result = {}
+    for name in ("queryRef", "keyRef"):
+        x = np.asarray(args[name], np.float64)
+        half = x.shape[-1] // 2
+        turned = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+        result[name] = x * np.asarray(args["cos"], np.float64) + turned * np.asarray(args["sin"], np.float64)
+    return result
+
+
+def moe_gating_top_k_softmax(args: Args) -> dict[str, np.ndarray]:
+    """softmax over the experts in double precision, its k largest (values, expert indices; ties to the lower
+    index), rowIdx[t, j] = j·tokens + t; a finished row gives the expert count as its indices."""
+    x = np.asarray(args["x"], np.float64)
+    shifted = np.exp(x - x.max(-1, keepdims=True))
+    probs = shifted / shifted.sum(-1, keepdims=True)
+    k = int(args["k"])
+    order = np.argsort(-probs, axis=-1, kind="stable")[..., :k]
+    values = np.take_along_axis(probs, order, -1)
+    if args.get("finishedOptional") is not None:
+        order = np.where(np.asarray(args["finishedOptional"], bool)[..., None], x.shape[-1], order)
+    tokens = int(np.prod(x.shape[:-1]))
+    rows = (np.arange(k)[None, :] * tokens + np.arange(tokens)[:, None]).reshape(*x.shape[:-1], k)
+    return {"yOut": values, "expertIdxOut": order, "rowIdxOut": rows}
+
+
+REFERENCES["ApplyRotaryPosEmb"] = apply_rotary_pos_emb
+REFERENCES["MoeGatingTopKSoftmax"] = moe_gating_top_k_softmax

@@ -240,3 +240,26 @@ def test_the_rope_quant_and_scatter_references_agree_with_the_kernels() -> None:
     want = verdict.REFERENCES["ScatterNdUpdate"]({"varRef": var, "indices": indices, "updates": updates})["varRef"]
     scatter_nd_update(var, indices, updates, None)
     np.testing.assert_array_equal(var, want)
+
+
+def test_the_rope_and_gating_references_agree_with_the_kernels() -> None:
+    """ApplyRotaryPosEmb (BSND, in place) and MoeGatingTopKSoftmax (with finished rows): the conformance references
+    against vnpu's kernels on random data."""
+    from server.npu.ops.transformer.moe import moe_gating_top_k_softmax
+    from server.npu.ops.transformer.rope import apply_rotary_pos_emb
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(8)
+    q, k = rng.standard_normal((2, 3, 4, 8)).astype(np.float32), rng.standard_normal((2, 3, 2, 8)).astype(np.float32)
+    cos, sin = (rng.uniform(-1, 1, (2, 3, 1, 8)).astype(np.float32) for _ in range(2))
+    want = verdict.REFERENCES["ApplyRotaryPosEmb"]({"queryRef": q, "keyRef": k, "cos": cos, "sin": sin})
+    apply_rotary_pos_emb(q, k, cos, sin, 1, None)
+    np.testing.assert_allclose(q, want["queryRef"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(k, want["keyRef"], rtol=1e-5, atol=1e-6)
+    x, finished = rng.standard_normal((5, 8)).astype(np.float32), np.array([False, True, False, False, True])
+    y, experts, rows = np.zeros((5, 2), np.float32), np.zeros((5, 2), np.int32), np.zeros((5, 2), np.int32)
+    moe_gating_top_k_softmax(x, finished, 2, y, experts, rows, None)
+    want = verdict.REFERENCES["MoeGatingTopKSoftmax"]({"x": x, "finishedOptional": finished, "k": 2})
+    np.testing.assert_allclose(y, want["yOut"], rtol=1e-6)
+    np.testing.assert_array_equal(experts, want["expertIdxOut"])
+    np.testing.assert_array_equal(rows, want["rowIdxOut"])
