@@ -23,7 +23,7 @@ from client.capi.pinned import PinnedTable
 from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
 from proto.calltable import CALLS
 from proto.constants import aclrtMemcpyKind, aclrtStreamAttr
-from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
+from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID, AclError
 from proto.host import HostCall
 
 T = TypeVar("T")
@@ -195,6 +195,13 @@ def _side(c: C, pointer: Any, host: bool | None, count: int, dest_max: int, writ
         return found[0].buffer.ptr + found[1]
     if not address or host is False or (host is None and DEVICE_BASE <= address < DEVICE_END):
         return address
+    if DEVICE_BASE <= address < DEVICE_END:  # reading or writing it here would crash the program
+        side, kind = ("dst", "DEVICE_TO_HOST") if writable else ("src", "HOST_TO_DEVICE")
+        raise AclError(
+            ACL_ERROR_RT_PARAM_INVALID,
+            f"{side} {address:#x} is device memory (aclrtMalloc), but a {kind} copy takes host memory there: "
+            "allocate it with aclrtMallocHost or malloc, or copy DEVICE_TO_DEVICE",
+        )
     memory = c.ffi.cast("char *", pointer)
     if writable:
         return c.ffi.buffer(memory, count)

@@ -106,15 +106,24 @@ def _handle(c: C, obj: object, ctype: str) -> Any:
     return c.ffi.cast(ctype, HANDLES.put(obj))
 
 
+def _contiguous(dims: list[int]) -> list[int]:
+    """The strides of a contiguous tensor of `dims`: what a NULL stride means, as CANN's own op_api code passes it."""
+    strides = [1] * len(dims)
+    for i in range(len(dims) - 2, -1, -1):
+        strides[i] = strides[i + 1] * dims[i + 1]
+    return strides
+
+
 def aclCreateTensor(c: C) -> Callable[..., Any]:  # noqa: N802
     api = "aclCreateTensor"
 
     def body(dims: Any, ndims: int, dtype: Any, strides: Any, offset: int, fmt: Any, storage: Any, nstorage: int,
              data: Any) -> Any:  # fmt: skip
+        view = _ints(c, dims, ndims, "viewDims", api)
         tensor = aclnn.aclCreateTensor(
-            _ints(c, dims, ndims, "viewDims", api),
+            view,
             dtype,
-            _ints(c, strides, ndims, "stride", api),
+            _contiguous(view) if strides == c.ffi.NULL else _ints(c, strides, ndims, "stride", api),
             offset,
             fmt,
             _ints(c, storage, nstorage, "storageDims", api),

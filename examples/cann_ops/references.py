@@ -166,8 +166,9 @@ def _more() -> None:
     """The per-area tables (`references_math`, `references_nn`), under the ones above."""
     import references_math
     import references_nn
+    import references_transformer
 
-    for table in (references_math.REFERENCES, references_nn.REFERENCES):
+    for table in (references_math.REFERENCES, references_nn.REFERENCES, references_transformer.REFERENCES):
         for name, function in table.items():
             REFERENCES.setdefault(name, function)
 

@@ -190,3 +190,56 @@ def _scatter_add(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["ScatterAdd"] = _scatter_add
+
+
+def _quant_matmul_v4(args: Args) -> dict[str, np.ndarray]:
+    """W8A8: (x1 @ x2 [+ int32 bias]) · scale [· pertokenScale] [+ float bias] [+ offset]; an INT32 out unscaled.
+    Float scales only (a packed UINT64/INT64 scale is refused: no reference)."""
+    x1, x2 = _ints(args["x1"]).astype(np.float64), _ints(args["x2"]).astype(np.float64)
+    if args.get("transposeX1"):
+        x1 = np.swapaxes(x1, -1, -2)
+    if args.get("transposeX2"):
+        x2 = np.swapaxes(x2, -1, -2)
+    product, bias = x1 @ x2, args.get("bias")
+    integer_bias = bias is not None and np.asarray(bias).dtype.kind == "i"
+    if integer_bias:
+        product = product + f64(bias)
+    if np.asarray(args["out"]).dtype == np.int32:
+        return {"out": product}
+    scale = np.asarray(args["scale"])
+    if scale.dtype.kind != "f" and scale.dtype.name != "bfloat16":
+        raise ValueError(f"a packed {scale.dtype} scale")
+    result = product * f64(scale)
+    if args.get("pertokenScaleOptional") is not None:
+        result = result * f64(args["pertokenScaleOptional"])[..., :, None]
+    if bias is not None and not integer_bias:
+        result = result + f64(bias)
+    if args.get("offset") is not None:
+        result = result + f64(args["offset"])
+    return {"out": result}
+
+
+REFERENCES["QuantMatmulV4"] = _quant_matmul_v4
+
+
+def _scatter_nd_update(args: Args) -> dict[str, np.ndarray]:
+    """varRef[indices[i]] = updates[i], each index a prefix of varRef's axes."""
+    var, indices = f64(args["varRef"]).copy(), _ints(args["indices"])
+    updates = f64(args["updates"]).reshape(-1, *var.shape[indices.shape[-1] :])
+    for i, position in enumerate(indices.reshape(-1, indices.shape[-1])):
+        var[tuple(position)] = updates[i]
+    return {"varRef": var}
+
+
+def _dynamic_quant(args: Args) -> dict[str, np.ndarray]:
+    """Symmetric per-token int8: scale = max |x·smooth| / 127 over the last axis, y = round-half-even(x / scale)."""
+    if np.asarray(args["yOut"]).dtype != np.int8:
+        raise ValueError("an int4 / packed output")
+    x = f64(args["x"]) * (1.0 if args.get("smoothScalesOptional") is None else f64(args["smoothScalesOptional"]))
+    scale = np.abs(x).max(-1) / 127.0
+    y = np.clip(np.rint(x / np.where(scale == 0, 1, scale)[..., None]), -128, 127)
+    return {"yOut": y, "scaleOut": scale}
+
+
+REFERENCES["ScatterNdUpdate"] = _scatter_nd_update
+REFERENCES["DynamicQuant"] = _dynamic_quant

@@ -87,12 +87,14 @@ def test_deliberate_mistakes_get_the_runtime_codes(
     assert got["huge-copy"][0] == got["huge-pid-list"][0] == ACL_ERROR_INVALID_PARAM
     assert "huge-int-array NULL" in done.stdout.splitlines()
     assert "bad-tensor NULL" in done.stdout.splitlines()
+    assert got["null-strides"][0] == 0 and "null-strides 3: 12 4 1" in done.stdout.splitlines()
+    assert got["device-as-host"][0] == ACL_ERROR_RT_PARAM_INVALID and "is device memory" in got["device-as-host"][1]
     assert "aclCreateTensor" in got["bad-tensor-message"][1] and "storage_dims" in got["bad-tensor-message"][1]
     assert got["phase1"][0] == ACLNN_ERR_PARAM_INVALID and "does not broadcast" in got["phase1"][1]
     assert got["reused-executor"][0] == ACLNN_ERR_PARAM_INVALID and "single-use" in got["reused-executor"][1]
     # a message is read once
     again = [line for line in done.stdout.splitlines() if line.split(" ")[0].endswith("-again")]
-    assert len(again) == 12 and all(line.endswith("-again (null)") for line in again), again
+    assert len(again) == 14 and all(line.endswith("-again (null)") for line in again), again
     # a queued launch on freed memory: success at once, its error at the next waiting call, naming the launch;
     # with VNPU_LAUNCH_BLOCKING=1 the launch returns its own code
     sync_code, sync_message = got["pipelined-sync"]

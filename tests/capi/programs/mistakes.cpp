@@ -71,6 +71,18 @@ int main()
     aclTensor *broken = aclCreateTensor(dims, 1, ACL_FLOAT, bad, 0, ACL_FORMAT_ND, dims, 0, x);
     std::printf("bad-tensor %s\n", broken == nullptr ? "NULL" : "not NULL");
     Report("bad-tensor-message", 0);
+    // device memory passed as a copy's host side (what aclrtMalloc returns is not host memory): refused, no crash
+    Report("device-as-host", aclrtMemcpy(y, n * sizeof(float), x, n * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE));
+    // not a mistake: NULL strides mean contiguous ones, as CANN's own op_api code passes them
+    int64_t cube[3] = {2, 3, 4};
+    aclTensor *plain = aclCreateTensor(cube, 3, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, cube, 3, x);
+    int64_t *steps = nullptr;
+    uint64_t count = 0;
+    Report("null-strides", plain == nullptr ? -1 : aclGetViewStrides(plain, &steps, &count));
+    std::printf("null-strides %lu: %ld %ld %ld\n", static_cast<unsigned long>(count), static_cast<long>(steps[0]),
+                static_cast<long>(steps[1]), static_cast<long>(steps[2]));
+    delete[] steps;
+    aclDestroyTensor(plain);
     // phase 1 refuses shapes that do not broadcast
     aclTensor *a = Vector(x, n), *b = Vector(y, 3), *out = Vector(y, n);
     float one = 1.0f;

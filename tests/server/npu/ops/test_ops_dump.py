@@ -91,6 +91,11 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     wrong = example(logs, "wrong", calls, printed.replace("1.500000", "1.600000"))
     for launch in (good / "dump").glob("*.npz"):
         (wrong / "dump" / launch.name).write_bytes(launch.read_bytes())
+    after = "[ERROR] aclrtFree: ACL_ERROR_UNINITIALIZE (100001): no vnpu session: call aclInit first\n"
+    glued = printed.replace("1.500000", "1.50" + after * 2 + "0000")  # logged into printf's unflushed buffer
+    cleanup = example(logs, "cleanup", calls, glued + after)  # deleters freeing after aclFinalize
+    for launch in (good / "dump").glob("*.npz"):
+        (cleanup / "dump" / launch.name).write_bytes(launch.read_bytes())
     missing = "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize(a, b, c, d, &size, &executor);"
     example(logs, "missing", missing, "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize failed. ERROR: 561003\n", 1)
     error = "x.cpp:3:10: fatal error: aclnnop/aclnn_nothing.h: No such file or directory\n"
@@ -102,7 +107,8 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     assert found["wrong"].reason.startswith("wrong value: result printed [1.6")
     assert found["missing"].reason == "missing operator: aclnnAdaptiveMaxPool3dBackward"
     assert not found["header"].built and found["header"].reason == "missing header aclnnop/aclnn_nothing.h"
-    assert "| ops-math | 4 | 3 | 2 | 1 |" in verdict.summary(list(found.values()))
+    assert (found["cleanup"].ran, found["cleanup"].matched) == (True, True)
+    assert "| ops-math | 5 | 4 | 3 | 2 |" in verdict.summary(list(found.values()))
 
 
 def test_printed_series() -> None:
@@ -119,7 +125,7 @@ def test_what_examples_print_besides_their_outputs() -> None:
     checked), an fp16 output printed as its bits."""
     verdict = verdict_module()
     x = np.array([1.0, -2.0, 3.0])
-    launch = verdict.Launch("Neg", {"self": x}, {"out": (-x).astype(np.float32)}, {"out": "float32"})
+    launch = verdict.Launch("Neg", {"self": x, "out": 0 * x}, {"out": (-x).astype(np.float32)}, {"out": "float32"})
     shown = "".join(f"self[{i}] is: {v:f}\n" for i, v in enumerate(x))
     past = "".join(f"result[{i}] is: {v:f}\n" for i, v in enumerate([-1.0, 2.0, -3.0, 99.0]))
     assert verdict._values(verdict.printed_series(shown + past), [launch], []) == (
@@ -127,10 +133,133 @@ def test_what_examples_print_besides_their_outputs() -> None:
         "result prints 4 values of an output of 3",
     )
     small = np.array([0.0, 2.0, 3.0])  # ints whose bits read as float32 are denormals (a negative one is a NaN)
-    ints = verdict.Launch("Abs", {"self": small}, {"out": small.astype(np.int32)}, {"out": "int32"})
+    ints = verdict.Launch("Abs", {"self": small, "out": 0 * small}, {"out": small.astype(np.int32)}, {"out": "int32"})
     as_floats = "".join(f"result[{i}] is: 0.000000\n" for i in range(3))
     matched, reason = verdict._values(verdict.printed_series(as_floats), [ints], [])
     assert not matched and reason.startswith("unverifiable: result prints its int32 output's bits")
-    half = verdict.Launch("Neg", {"self": x}, {"out": (-x).astype(np.float16)}, {"out": "float16"})
+    half = verdict.Launch("Neg", {"self": x, "out": 0 * x}, {"out": (-x).astype(np.float16)}, {"out": "float16"})
     bits = "".join(f"result[{i}] is: {v}\n" for i, v in enumerate((-x).astype(np.float16).view(np.uint16)))
     assert verdict._values(verdict.printed_series(bits), [half], []) == (True, "result printed as another type's bits")
+
+
+@pytest.mark.parametrize("bias_dtype", [np.int32, np.float32])
+def test_the_quant_matmul_reference_agrees_with_the_kernel(bias_dtype: type) -> None:
+    """QuantMatmulV4's conformance reference (float64, written apart from the kernel) against vnpu's kernel on random
+    int8 operands, per-channel and per-token scales."""
+    from server.npu.ops.nn.quant_matmul import quant_matmul_v4
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(4)
+    x1, x2 = rng.integers(-128, 128, (5, 32), np.int8), rng.integers(-128, 128, (32, 3), np.int8)
+    scale, token = rng.uniform(0.001, 0.01, 3).astype(np.float32), rng.uniform(0.5, 2, 5).astype(np.float32)
+    bias = rng.integers(-100, 100, 3).astype(bias_dtype)
+    out = np.zeros((5, 3), np.float16)
+    quant_matmul_v4(x1, x2, scale, None, token, bias, False, False, out, None)
+    args = {"x1": x1, "x2": x2, "scale": scale, "offset": None, "pertokenScaleOptional": token, "bias": bias,
+            "transposeX1": False, "transposeX2": False, "out": np.zeros_like(out)}  # fmt: skip
+    want = verdict.rounded(verdict.REFERENCES["QuantMatmulV4"](args)["out"], "float16")
+    assert verdict.agrees(out, want, "float16")
+    dot = float(x1[0].astype(np.int64) @ x2[:, 0])
+    first = (dot + bias[0]) * scale[0] * token[0] if bias_dtype is np.int32 else dot * scale[0] * token[0] + bias[0]
+    assert np.isclose(want[0, 0], first, rtol=1e-3)  # an int32 bias before the scales, a float one after
+
+
+@pytest.mark.parametrize("layout", ["BSH", "BNSD_BSND"])
+def test_the_attention_reference_agrees_with_the_kernel(layout: str) -> None:
+    """FusedInferAttentionScoreV4's conformance reference (float64, references_transformer.py) against vnpu's
+    kernel: GQA 4 -> 2 heads, per-batch KV lengths, a boolean mask, the softmax LSE."""
+    from server.npu.ops.transformer import fused_infer_attention as fia
+    from tests.server.npu.ops.common.refkit import call_with
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(36)
+    b, n, kvn, sq, skv, d = 2, 4, 2, 3, 7, 16
+    q, k, v = (rng.standard_normal((b, h, s, d)).astype(np.float16) for h, s in ((n, sq), (kvn, skv), (kvn, skv)))
+    mask = rng.random((b, 1, sq, skv)) < 0.3
+    mask[0, 0, 1] = True  # a row with every pair removed: 0, LSE +inf
+    inputs = {"BSH": lambda x: x.transpose(0, 2, 1, 3).reshape(b, x.shape[2], -1), "BNSD_BSND": lambda x: x}
+    outputs = {
+        "BSH": lambda x: x.transpose(0, 2, 1, 3).reshape(b, sq, -1),
+        "BNSD_BSND": lambda x: x.transpose(0, 2, 1, 3),
+    }
+    shape = outputs[layout](np.zeros((b, n, sq, d))).shape
+    out, lse = np.zeros(shape, np.float16), np.zeros((b, n, sq, 1), np.float32)
+    given = dict(query=inputs[layout](q), key=[inputs[layout](k)], value=[inputs[layout](v)], attenMaskOptional=mask,
+                 actualSeqLengthsKvOptional=[7, 5], numHeads=n, scaleValue=0.25, preTokens=2147483647,
+                 nextTokens=2147483647, inputLayout=layout, numKeyValueHeads=kvn, sparseMode=0, innerPrecise=1,
+                 blockSize=0, antiquantMode=0, softmaxLseFlag=True, keyAntiquantMode=0, valueAntiquantMode=0,
+                 queryQuantMode=0)  # fmt: skip
+    call_with(fia.fused_infer_attention_score_v4, **given, attentionOut=out, softmaxLse=lse)
+    want = verdict.REFERENCES["FusedInferAttentionScoreV4"]({**given, "attentionOut": out, "softmaxLse": lse})
+    assert verdict.agrees(out, verdict.rounded(want["attentionOut"], "float16"), "float16")
+    np.testing.assert_allclose(lse, want["softmaxLse"], rtol=1e-5)
+    assert not out[0, 1].any()  # the row with nothing left, in either output layout (B, S, ...)
+    assert np.isinf(lse[0, :, 1]).all()
+
+
+def test_an_fp16_output_read_into_a_float_vector() -> None:
+    """An example that copies its fp16 output into a float vector prints pairs of halves as floats (and, past the
+    output, the rest of its buffer): the bits still check the values."""
+    verdict = verdict_module()
+    x = np.array([0.0, 1.875, 0.5, -3.0])
+    half = verdict.Launch("Neg", {"self": x, "out": 0 * x}, {"out": (-x).astype(np.float16)}, {"out": "float16"})
+    floats = (-x).astype(np.float16).view(np.float32)
+    printed = "".join(f"result[{i}] is: {v:f}\n" for i, v in enumerate([*floats, 1.0, 1.0]))
+    assert verdict._values(verdict.printed_series(printed), [half], []) == (
+        True,
+        "result printed as another type's bits",
+    )
+    wrong = printed.replace(f"{floats[0]:f}", "7.000000", 1)
+    assert not verdict._values(verdict.printed_series(wrong), [half], [])[0]
+
+
+def test_the_rope_quant_and_scatter_references_agree_with_the_kernels() -> None:
+    """RotaryPositionEmbedding (modes 0, 1), DynamicQuant and ScatterNdUpdate: the conformance references against
+    vnpu's kernels on random data."""
+    from server.npu.ops.nn.index_update import scatter_nd_update
+    from server.npu.ops.nn.quant import dynamic_quant
+    from server.npu.ops.transformer.rope import rotary_position_embedding
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 4, 8)).astype(np.float32)
+    cos, sin = (rng.uniform(-1, 1, (1, 3, 1, 8)).astype(np.float32) for _ in range(2))
+    for mode in (0, 1):
+        out = np.zeros_like(x)
+        rotary_position_embedding(x, cos, sin, mode, out, None)
+        want = verdict.REFERENCES["RotaryPositionEmbedding"]({"x": x, "cos": cos, "sin": sin, "mode": mode})["out"]
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    h = rng.standard_normal((5, 16)).astype(np.float16)
+    y, scale = np.zeros((5, 16), np.int8), np.zeros(5, np.float32)
+    dynamic_quant(h, None, y, scale, None)
+    want = verdict.REFERENCES["DynamicQuant"]({"x": h, "smoothScalesOptional": None, "yOut": y})
+    np.testing.assert_allclose(scale, want["scaleOut"], rtol=1e-6)
+    assert np.abs(y.astype(np.int64) - want["yOut"]).max() <= 1  # float32 division vs float64 at a .5 boundary
+    var = rng.standard_normal((4, 3)).astype(np.float32)
+    indices, updates = np.array([[2], [0]], np.int64), rng.standard_normal((2, 3)).astype(np.float32)
+    want = verdict.REFERENCES["ScatterNdUpdate"]({"varRef": var, "indices": indices, "updates": updates})["varRef"]
+    scatter_nd_update(var, indices, updates, None)
+    np.testing.assert_array_equal(var, want)
+
+
+def test_the_rope_and_gating_references_agree_with_the_kernels() -> None:
+    """ApplyRotaryPosEmb (BSND, in place) and MoeGatingTopKSoftmax (with finished rows): the conformance references
+    against vnpu's kernels on random data."""
+    from server.npu.ops.transformer.moe import moe_gating_top_k_softmax
+    from server.npu.ops.transformer.rope import apply_rotary_pos_emb
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(8)
+    q, k = rng.standard_normal((2, 3, 4, 8)).astype(np.float32), rng.standard_normal((2, 3, 2, 8)).astype(np.float32)
+    cos, sin = (rng.uniform(-1, 1, (2, 3, 1, 8)).astype(np.float32) for _ in range(2))
+    want = verdict.REFERENCES["ApplyRotaryPosEmb"]({"queryRef": q, "keyRef": k, "cos": cos, "sin": sin})
+    apply_rotary_pos_emb(q, k, cos, sin, 1, None)
+    np.testing.assert_allclose(q, want["queryRef"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(k, want["keyRef"], rtol=1e-5, atol=1e-6)
+    x, finished = rng.standard_normal((5, 8)).astype(np.float32), np.array([False, True, False, False, True])
+    y, experts, rows = np.zeros((5, 2), np.float32), np.zeros((5, 2), np.int32), np.zeros((5, 2), np.int32)
+    moe_gating_top_k_softmax(x, finished, 2, y, experts, rows, None)
+    want = verdict.REFERENCES["MoeGatingTopKSoftmax"]({"x": x, "finishedOptional": finished, "k": 2})
+    np.testing.assert_allclose(y, want["yOut"], rtol=1e-6)
+    np.testing.assert_array_equal(experts, want["expertIdxOut"])
+    np.testing.assert_array_equal(rows, want["rowIdxOut"])

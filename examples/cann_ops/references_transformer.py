@@ -1,0 +1,147 @@
+"""Float64 references of ops-transformer's attention (see references.py for the convention): FusedInferAttentionScore
+V1-V4, IncreFlashAttentionV4 and PromptFlashAttentionV3 over contiguous K/V in the layouts BNSD, BSND and BSH (and
+the output-layout pairs such as BNSD_BSND), GQA, per-batch KV lengths, a boolean mask (True removes the pair) and
+the causal sparse modes 2/3. softmax(scale · QKᵀ) V in double precision; a row with no pair left is 0, its LSE +inf.
+What these examples do not use (a paged cache, TND, quantization, pse, shared prefixes) raises: no reference."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+Args = dict[str, Any]
+REFERENCES: dict[str, Callable[[Args], dict[str, np.ndarray]]] = {}
+INT_MAX = 2147483647
+UNSUPPORTED = ("blockTableOptional", "pseShiftOptional", "pseShift", "antiquantScaleOptional", "deqScale1Optional",
+               "deqScale1", "keyAntiquantScaleOptional", "keySharedPrefixOptional", "queryRopeOptional",
+               "learnableSinkOptional", "dequantScaleQueryOptional", "quantScale2Optional", "quantScale2")  # fmt: skip
+
+
+def _bnsd(x: np.ndarray, layout: str, heads: int) -> np.ndarray:
+    x = np.asarray(x, np.float64)
+    if layout == "BNSD":
+        return x
+    if layout == "BSND":
+        return x.transpose(0, 2, 1, 3)
+    if layout == "BSH":
+        b, s, h = x.shape
+        return x.reshape(b, s, heads, h // heads).transpose(0, 2, 1, 3)
+    raise ValueError(f"layout {layout}")
+
+
+def _to_layout(x: np.ndarray, layout: str) -> np.ndarray:
+    if layout == "BNSD":
+        return x
+    if layout == "BSND":
+        return x.transpose(0, 2, 1, 3)
+    if layout == "BSH":
+        b, n, s, d = x.shape
+        return x.transpose(0, 2, 1, 3).reshape(b, s, n * d)
+    raise ValueError(f"output layout {layout}")
+
+
+def _first(value: Any) -> np.ndarray:
+    return np.asarray(value[0] if isinstance(value, list) else value)
+
+
+def attention(args: Args) -> dict[str, np.ndarray]:
+    for name in UNSUPPORTED:
+        if args.get(name) is not None:
+            raise ValueError(f"{name} is not covered")
+    layout = str(args["inputLayout"]).split("_")
+    heads = int(args["numHeads"])
+    kv_heads = int(args.get("numKeyValueHeads") or 0) or heads
+    q = _bnsd(args["query"], layout[0], heads)
+    k, v = _bnsd(_first(args["key"]), layout[0], kv_heads), _bnsd(_first(args["value"]), layout[0], kv_heads)
+    scores = np.einsum("bnsd,bntd->bnst", q, np.repeat(k, heads // kv_heads, axis=1)) * float(args["scaleValue"])
+    b, _, sq, skv = scores.shape
+    allowed = np.ones(scores.shape, bool)
+    lengths = args.get("actualSeqLengthsKvOptional", args.get("actualSeqLengthsKv"))
+    if lengths is None and "actualSeqLengthsOptional" not in args:  # IncreFlashAttention: its lengths are the KV's
+        lengths = args.get("actualSeqLengths")
+    if lengths is not None:
+        for i, n in enumerate(np.broadcast_to(np.asarray(lengths, np.int64), (b,))):
+            allowed[i, :, :, int(n) :] = False
+    mode = int(args.get("sparseMode") or 0)
+    mask = args.get("attenMaskOptional", args.get("attenMask"))
+    if mode in (2, 3):
+        shift = skv - sq if mode == 3 else 0
+        allowed &= np.arange(skv)[None, :] <= np.arange(sq)[:, None] + shift
+    elif mask is not None:
+        if (
+            mode == 0
+            and max(abs(int(args.get("preTokens", INT_MAX))), abs(int(args.get("nextTokens", INT_MAX)))) < INT_MAX
+        ):
+            raise ValueError("a preTokens/nextTokens band")
+        m = np.asarray(mask).astype(bool)
+        m = m[None, None] if m.ndim == 2 else m[:, None] if m.ndim == 3 else m
+        allowed &= ~np.broadcast_to(m[..., :sq, :skv], scores.shape)
+    elif mode not in (0, 1):
+        raise ValueError(f"sparseMode {mode}")
+    scores = np.where(allowed, scores, -np.inf)
+    top = np.max(scores, axis=-1, keepdims=True)
+    valid = np.isfinite(top)
+    weights = np.where(allowed, np.exp(scores - np.where(valid, top, 0)), 0.0)
+    total = weights.sum(-1, keepdims=True)
+    out = np.where(valid, np.einsum("bnst,bntd->bnsd", weights, np.repeat(v, heads // kv_heads, axis=1))
+                   / np.where(valid, total, 1), 0.0)  # fmt: skip
+    result = {"attentionOut": _to_layout(out, layout[-1])}
+    if args.get("softmaxLseFlag") and args.get("softmaxLse") is not None:
+        result["softmaxLse"] = np.where(valid, top + np.log(np.where(valid, total, 1)), np.inf)
+    return result
+
+
+for _name in ("FusedInferAttentionScore", "FusedInferAttentionScoreV2", "FusedInferAttentionScoreV3",
+              "FusedInferAttentionScoreV4", "IncreFlashAttentionV4", "PromptFlashAttentionV3"):  # fmt: skip
+    REFERENCES[_name] = attention
+
+
+def rotary_position_embedding(args: Args) -> dict[str, np.ndarray]:
+    """out = x·cos + rotate(x)·sin: mode 0 rotate_half ([-x2, x1] of the halves), 1 interleaved pairs
+    ((x0, x1) -> (-x1, x0)); the other modes raise."""
+    x, mode = np.asarray(args["x"], np.float64), int(args["mode"])
+    if mode == 0:
+        half = x.shape[-1] // 2
+        turned = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    elif mode == 1:
+        turned = np.empty_like(x)
+        turned[..., 0::2], turned[..., 1::2] = -x[..., 1::2], x[..., 0::2]
+    else:
+        raise ValueError(f"mode {mode}")
+    return {"out": x * np.asarray(args["cos"], np.float64) + turned * np.asarray(args["sin"], np.float64)}
+
+
+REFERENCES["RotaryPositionEmbedding"] = rotary_position_embedding
+
+
+def apply_rotary_pos_emb(args: Args) -> dict[str, np.ndarray]:
+    """queryRef and keyRef rotated in place with rotate_half, cos and sin broadcast (BSND: (B, S, 1, D))."""
+    result = {}
+    for name in ("queryRef", "keyRef"):
+        x = np.asarray(args[name], np.float64)
+        half = x.shape[-1] // 2
+        turned = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+        result[name] = x * np.asarray(args["cos"], np.float64) + turned * np.asarray(args["sin"], np.float64)
+    return result
+
+
+def moe_gating_top_k_softmax(args: Args) -> dict[str, np.ndarray]:
+    """softmax over the experts in double precision, its k largest (values, expert indices; ties to the lower
+    index), rowIdx[t, j] = j·tokens + t; a finished row gives the expert count as its indices."""
+    x = np.asarray(args["x"], np.float64)
+    shifted = np.exp(x - x.max(-1, keepdims=True))
+    probs = shifted / shifted.sum(-1, keepdims=True)
+    k = int(args["k"])
+    order = np.argsort(-probs, axis=-1, kind="stable")[..., :k]
+    values = np.take_along_axis(probs, order, -1)
+    if args.get("finishedOptional") is not None:
+        order = np.where(np.asarray(args["finishedOptional"], bool)[..., None], x.shape[-1], order)
+    tokens = int(np.prod(x.shape[:-1]))
+    rows = (np.arange(k)[None, :] * tokens + np.arange(tokens)[:, None]).reshape(*x.shape[:-1], k)
+    return {"yOut": values, "expertIdxOut": order, "rowIdxOut": rows}
+
+
+REFERENCES["ApplyRotaryPosEmb"] = apply_rotary_pos_emb
+REFERENCES["MoeGatingTopKSoftmax"] = moe_gating_top_k_softmax
