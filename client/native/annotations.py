@@ -1,0 +1,54 @@
+"""What the C types and the call table do not say about a parameter, for the generated marshalling (SCUDA's
+`annotations.h` plays this part there).
+
+The call table names each argument and out-parameter and gives its wire type; the prototype table gives the C
+parameter and its C type. Most functions need nothing more: an argument is read from its C parameter of the same
+name, an out-parameter written through its pointer after a NULL check. These tables hold the exceptions.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# C parameter names that differ from the call table's argument names: (function, call-table name) -> C name
+C_NAMES: Final[dict[tuple[str, str], str]] = {
+    ("aclrtEventElapsedTime", "start"): "startEvent",
+    ("aclrtEventElapsedTime", "end"): "endEvent",
+}
+# a string out-parameter's buffer length: (function, out name) -> the C parameter holding the buffer's size
+STRING_LENGTH: Final[dict[tuple[str, str], str]] = {
+    ("aclrtIpcMemGetExportKey", "key"): "len",
+    ("aclrtNotifyGetExportKey", "key"): "len",
+    ("aclmdlRIGetName", "name"): "maxLen",
+}
+# calls that may make the device read host memory: remote pinned buffers are sent first
+PUSH_BEFORE: Final = frozenset(
+    {
+        "aclrtMemset",
+        "aclrtMemsetAsync",
+        "aclmdlRIExecuteAsync",
+        "aclmdlRIExecute",
+        "aclrtSynchronizeStream",
+        "aclrtSynchronizeStreamWithTimeout",
+        "aclrtSynchronizeDevice",
+        "aclrtSynchronizeEvent",
+        "aclrtSynchronizeEventWithTimeout",
+    }
+)
+# calls that complete device work: remote pinned buffers are read back after
+PULL_AFTER: Final = PUSH_BEFORE - {"aclrtMemsetAsync", "aclmdlRIExecuteAsync"}
+# functions CANN's C++ runtime does not export (programs look them up with dlsym and skip when absent)
+NOT_EXPORTED: Final = frozenset(
+    {
+        "aclrtCreateStreamConfigHandle",
+        "aclrtDestroyStreamConfigHandle",
+        "aclrtSetStreamConfigOpt",
+        "aclrtCreateStreamV2",
+    }
+)
+# the reason a function answers 207000, where it is not just "not implemented yet"
+_A2_HAS_NO = "{} is not supported on Ascend910B/C (the SoC vnpu presents), as the runtime says: use aclrtLaunchHostFunc"
+UNSUPPORTED: Final[dict[str, str]] = {
+    name: _A2_HAS_NO.format(name)
+    for name in ("aclrtSubscribeHostFunc", "aclrtProcessHostFunc", "aclrtUnSubscribeHostFunc")
+}

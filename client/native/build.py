@@ -1,0 +1,153 @@
+"""`vnpu toolkit --native`: the toolkit directory with native libraries (see `client.native`).
+
+    lib64/libascendcl.so   the core (src/) and the generated runtime functions; libacl_rt.so ... name it too
+    lib64/libnnopbase.so   the aclnn host objects and phase 1 (src/hostobj.c); NEEDs libascendcl.so
+    lib64/libopapi.so      the operators' two phases, generated; NEEDs libnnopbase.so and libascendcl.so
+    lib64/libc_sec.so      the secure C functions (securec.h)
+
+The headers and the rest of the layout are the CFFI toolkit's (`client.capi.toolkit`). Built with one compiler
+invocation per library (CC, else cc or gcc), `-O2 -fvisibility=hidden`; no library links libpython. The
+directory lives in the user's cache ($VNPU_TOOLKIT_DIR, else $XDG_CACHE_HOME/vnpu/native-<key>), keyed by the
+sources; `--rebuild` builds it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from client.capi import headers as _headers
+from client.capi import toolkit as _capi
+from client.capi.prototypes import PrototypeError, read_table
+from client.native import codegen
+from proto import operators as _operators
+from proto.identity import SOC_NAME
+
+PACKAGE = Path(__file__).parent
+SOURCES = PACKAGE / "src"
+CORE = ("mp.c", "ws.c", "session.c", "config.c", "embedded.c", "pinned.c", "special.c")
+FLAGS = (
+    "-std=gnu11",
+    "-O2",
+    "-g",
+    "-fPIC",
+    "-shared",
+    "-fvisibility=hidden",
+    "-pthread",
+    "-Wall",
+    "-Wno-unused-function",
+)
+LIBRARIES = ("ascendcl", "nnopbase", "opapi")
+
+
+class ToolkitError(Exception):
+    """The native toolkit cannot be built here."""
+
+
+def default_dir() -> Path:
+    explicit = os.environ.get("VNPU_TOOLKIT_DIR")
+    if explicit:
+        return Path(explicit)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "vnpu" / f"native-{source_key()}"
+
+
+def source_key() -> str:
+    digest = hashlib.sha256(sys.executable.encode())
+    for root in (PACKAGE, _capi.PACKAGE, PACKAGE.parent.parent / "proto"):
+        for path in sorted(root.rglob("*")):
+            if path.suffix in {".py", ".h", ".c", ".bash", ".cmake"} and "__pycache__" not in path.parts:
+                digest.update(path.as_posix().encode())
+                digest.update(path.read_bytes())
+    for module, origin in _capi.operator_modules():
+        digest.update(module.encode())
+        digest.update(Path(origin).read_bytes() if origin else b"")
+    return digest.hexdigest()[:12]
+
+
+def ensure(root: Path | None = None, rebuild: bool = False) -> Path:
+    root = root or default_dir()
+    stamp = root / "share" / "vnpu" / "built"
+    if not rebuild and stamp.exists() and stamp.read_text().strip() == source_key():
+        return root
+    cc = _capi.compiler()
+    parent = root.parent if root.parent.exists() else None
+    with tempfile.TemporaryDirectory(prefix="vnpu-native-", dir=parent) as t:
+        staging = Path(t) / "toolkit"
+        build(staging, cc)
+        if root.exists():
+            shutil.rmtree(root)
+        root.parent.mkdir(parents=True, exist_ok=True)
+        staging.rename(root)
+    (root / "share" / "vnpu" / "built").write_text(source_key() + "\n")
+    return root
+
+
+def build(staging: Path, cc: str) -> codegen.Generated:
+    include = staging / "include"
+    try:
+        _headers.write_tree(include)
+        headers = [
+            *_capi.ENTRY_HEADERS,
+            *sorted(p.relative_to(include).as_posix() for p in (include / "aclnnop").glob("*.h")),
+        ]
+        table = read_table(include, headers, cc)
+    except (_headers.HeaderError, PrototypeError) as error:
+        raise ToolkitError(str(error)) from None
+    generated = codegen.generate(table, headers)
+    work = staging / "build"
+    work.mkdir(parents=True)
+    for name, text in generated.sources.items():
+        (work / f"gen_{name}.c").write_text(text)
+    lib64 = staging / "lib64"
+    lib64.mkdir()
+    common = [cc, *FLAGS, f"-I{SOURCES}", f"-I{include}", f"-L{lib64}", "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN"]
+    defines = [f'-DVNPU_PYTHON="{sys.executable}"', f'-DVNPU_SOC_NAME="{SOC_NAME}"']
+    units = {
+        "ascendcl": [*(str(SOURCES / c) for c in CORE), str(work / "gen_ascendcl.c"), str(work / "gen_tables.c")],
+        "nnopbase": [str(SOURCES / "hostobj.c"), str(work / "gen_nnopbase.c")],
+        "opapi": [str(work / "gen_opapi.c")],
+    }
+    links = {"ascendcl": [], "nnopbase": ["-lascendcl"], "opapi": ["-lnnopbase", "-lascendcl"]}
+    for library in LIBRARIES:  # in order: each links the ones before it
+        args = [
+            *common,
+            *defines,
+            *units[library],
+            "-o",
+            str(lib64 / f"lib{library}.so"),
+            f"-Wl,-soname,lib{library}.so",
+        ]
+        args += [*links[library], "-lm"]
+        done = subprocess.run(args, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ToolkitError(f"building lib{library}.so failed:\n{done.stderr[-4000:]}")
+    for alias, target in _capi.ALIASES.items():
+        (lib64 / f"lib{alias}.so").symlink_to(f"lib{target}.so")
+    _capi._compile_securec(include, lib64, cc)
+    _capi._write_files(staging)
+    (staging / "share" / "vnpu" / "native").write_text("1\n")
+    shutil.rmtree(work, ignore_errors=True)
+    return generated
+
+
+def main(argv: list[str]) -> int:
+    rebuild = "--rebuild" in argv
+    named = [a.removeprefix("--operators=") for a in argv if a.startswith("--operators=")]
+    try:
+        _operators.load([*named, os.environ.get(_operators.SETTING, "")])
+        path = ensure(rebuild=rebuild)
+    except (_operators.OperatorError, ToolkitError, _capi.ToolkitError) as error:
+        print(f"vnpu toolkit: {error}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,310 @@
+"""The generated part of the native toolkit: C marshalling for every function of the prototype table.
+
+For each prototype (`client.capi.prototypes`, read from the toolkit's headers):
+- a function written by hand in `src/` (a `VN_EXPORT` definition there) is left to it;
+- an operator's two phases (`proto.aclnn.OPS`) become calls of `vn_phase1` / `vn_phase2` over the operator's
+  argument table (kinds and names, in C order);
+- a function of the call table (`proto.calltable.CALLS`) whose arguments and out-parameters are plain (integers,
+  enums, handles and pointers, strings, bool, float) gets its marshalling: each argument read from the C
+  parameter of its name into the envelope, each out-parameter NULL-checked first and written back through its
+  pointer; calls that only queue work are pipelined (`annotations` holds what the types do not say);
+- every other declared function answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000), saying so in
+  aclGetRecentErrMsg (a pointer result is NULL, a void one returns).
+Also generated: the error codes' names (`vn_code_name`) and the dtypes' sizes (`vn_itemsize`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BeforeValidator
+
+from client.capi.prototypes import Prototype, Table
+from client.native import annotations as notes
+from proto.aclnn import OPS, ArgKind
+from proto.aclnn import dtypes as _dtypes
+from proto.calltable import CALLS, Call
+from proto.errors import ERROR_NAMES
+
+SOURCES = Path(__file__).parent / "src"
+_DEFINED = re.compile(r"^VN_EXPORT\s+[^;{(]*?\b(\w+)\(", re.MULTILINE)
+ERROR_RESULTS = frozenset({"aclError", "aclnnStatus"})
+
+
+def hand_written() -> frozenset[str]:
+    """The exported functions the hand-written sources define."""
+    names: set[str] = set()
+    for path in sorted(SOURCES.glob("*.c")):
+        names.update(_DEFINED.findall(path.read_text()))
+    return frozenset(names)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the generated C of one function does: `kind` is "call", "phase1", "phase2" or "stub"."""
+
+    kind: str
+    why: str = ""  # a stub's reason (for the docs and the count)
+
+
+def kind_of(field: Any) -> str | None:
+    """A call-table field's wire kind, or None when it is not plain: addr, int, uint, str, bool, float."""
+    annotation = field.annotation
+    if any(isinstance(m, BeforeValidator) for m in field.metadata):
+        return "addr"
+    if annotation is int:
+        low = next((m.ge for m in field.metadata if hasattr(m, "ge")), 0)
+        return "int" if low < 0 else "uint"
+    if annotation in (str, str | None):
+        return "str"
+    if annotation is bool:
+        return "bool"
+    if annotation is float:
+        return "float"
+    return None
+
+
+def aggregates(table: Table) -> frozenset[str]:
+    """The typedef names of structs and unions (an out-parameter of one is not a plain value)."""
+    from pycparser import c_ast, c_parser
+
+    from client.capi.prototypes import STD_TYPES
+
+    tree = c_parser.CParser().parse(STD_TYPES + table.cdef_types)
+    found = set()
+    for node in tree.ext:
+        is_type = isinstance(node, c_ast.Typedef) and isinstance(node.type, c_ast.TypeDecl)
+        if is_type and isinstance(node.type.type, c_ast.Struct | c_ast.Union):
+            found.add(node.name)
+    return frozenset(found)
+
+
+def plan(proto: Prototype, written: frozenset[str], structs: frozenset[str] = frozenset()) -> Plan:
+    if proto.name in written:
+        return Plan("hand")
+    for decl in OPS.values():
+        if proto.name == decl.ws_name:
+            return Plan("phase1")
+        if proto.name == decl.c_name:
+            return Plan("phase2")
+    call = CALLS.get(proto.name)
+    if call is None:
+        return Plan("stub", notes.UNSUPPORTED.get(proto.name, "not in the call table"))
+    problem = _unplain(call, proto, structs)
+    return Plan("stub", problem) if problem else Plan("call")
+
+
+def _param(proto: Prototype, call: Call, name: str) -> str:
+    return notes.C_NAMES.get((call.name, name), name)
+
+
+def _unplain(call: Call, proto: Prototype, structs: frozenset[str]) -> str:
+    params = {p.name: p.ctype for p in proto.params}
+    for name, field in call.request.model_fields.items():
+        if _param(proto, call, name) not in params:
+            return f"the C prototype has no parameter {name}"
+        if kind_of(field) is None:
+            return f"argument {name} is not plain ({field.annotation})"
+    for name, field in call.result.model_fields.items():
+        c = _param(proto, call, name)
+        if c not in params or not params[c].rstrip().endswith("*"):
+            return f"out-parameter {name} is no C pointer"
+        if params[c].replace("const ", "").rstrip(" *") in structs:
+            return f"out-parameter {name} is a C struct or union"
+        kind = kind_of(field)
+        if kind is None or (kind == "str" and (call.name, name) not in notes.STRING_LENGTH):
+            return f"out-parameter {name} is not plain ({field.annotation})"
+    return ""
+
+
+def _signature(proto: Prototype) -> str:
+    params = ", ".join(f"{p.ctype} {p.name}" for p in proto.params) or "void"
+    return f"VN_EXPORT {proto.result} {proto.name}({params})"
+
+
+def _failure(proto: Prototype, code: str) -> str:
+    if proto.result == "void":
+        return f"(void){code}; return;"
+    if proto.result in ERROR_RESULTS:
+        return f"return {code};"
+    if proto.result.rstrip().endswith("*"):
+        return f"(void){code}; return NULL;"
+    return f"(void){code}; return 0;"
+
+
+def _put(kind: str, expr: str) -> str:
+    return {
+        "addr": f"mp_uint(&r.b, vn_to_daemon((const void *)(uintptr_t)({expr})));",
+        "int": f"mp_int(&r.b, (int64_t)({expr}));",
+        "uint": f"mp_uint(&r.b, (uint64_t)({expr}));",
+        "bool": f"mp_bool(&r.b, ({expr}) != 0);",
+        "float": f"mp_double(&r.b, (double)({expr}));",
+        "str": f"if ({expr}) mp_str(&r.b, {expr}); else mp_nil(&r.b);",
+    }[kind]
+
+
+def emit_call(proto: Prototype) -> str:
+    call = CALLS[proto.name]
+    api = proto.name
+    lines = [_signature(proto), "{", f'    static const char api[] = "{api}";', "    vn_enter(api);"]
+    outs = list(call.result.model_fields.items())
+    ins = list(call.request.model_fields.items())
+    inout = {name for name, _ in outs if name in call.request.model_fields}
+    for name, _ in outs:
+        param = _param(proto, call, name)
+        lines.append(f"    if (!{param}) {_failure(proto, f'vn_null_out(api, {param!r})'.replace(chr(39), chr(34)))}")
+    if api in notes.PUSH_BEFORE:
+        lines.append(f"    {{ int pushed = vn_push_pinned(); if (pushed) {{ {_failure(proto, 'pushed')} }} }}")
+    lines.append("    vn_req r;")
+    lines.append(f"    vn_req_begin(&r, api, {len(ins)}, {int(call.asynchronous)});")
+    for name, field in ins:
+        param = _param(proto, call, name)
+        expr = f"*{param}" if name in inout else param
+        lines.append(f'    mp_key(&r.b, "{name}"); {_put(kind_of(field) or "", expr)}')
+        if name == "stream":
+            lines.append(f"    r.has_stream = 1, r.stream = (uint64_t)(uintptr_t)({param});")
+    reply = "&reply" if outs else "NULL"
+    if outs:
+        lines.append("    vn_reply reply;")
+    lines.append(f"    int code = vn_call(&r, {reply});")
+    lines.append(f"    if (code) {{ {_failure(proto, 'code')} }}")
+    if outs:
+        lines.append("    if (reply.root) {")
+        for name, field in outs:
+            param = _param(proto, call, name)
+            kind = kind_of(field)
+            value = f'vn_out(&reply, "{name}")'
+            if kind == "float":
+                lines.append(f"        *{param} = (__typeof__(*{param}))mp_f64({value});")
+            elif kind == "str":
+                length = notes.STRING_LENGTH[(api, name)]
+                lines.append(f"        {{ char *s = mp_strdup({value}); size_t n = strlen(s);")
+                lines.append(
+                    f"          if ((size_t)({length}) > 0) {{ if (n >= (size_t)({length})) n = (size_t)({length}) - 1;"
+                )
+                lines.append(f"          memcpy({param}, s, n); {param}[n] = 0; }} free(s); }}")
+            else:
+                lines.append(f"        *{param} = (__typeof__(*{param}))(uintptr_t)mp_u64v({value});")
+        lines.append("        vn_reply_free(&reply);")
+        lines.append("    }")
+    if api in notes.PULL_AFTER:
+        lines.append(f"    {{ int pulled = vn_pull_pinned(); if (pulled) {{ {_failure(proto, 'pulled')} }} }}")
+    lines.append("    return 0;" if proto.result in ERROR_RESULTS else _failure(proto, "0"))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def emit_stub(proto: Prototype, why: str) -> str:
+    message = notes.UNSUPPORTED.get(proto.name)
+    fail = f'vn_fail(207000, "{proto.name}", "%s", "{message}")' if message else f'vn_not_implemented("{proto.name}")'
+    body = _failure(proto, fail)
+    return f'/* {why} */\n{_signature(proto)}\n{{\n    vn_enter("{proto.name}");\n    {body}\n}}'
+
+
+_KINDS = {
+    ArgKind.TENSOR: "VN_TENSOR",
+    ArgKind.OUT: "VN_OUT",
+    ArgKind.INPLACE: "VN_INPLACE",
+    ArgKind.SCALAR: "VN_SCALAR",
+    ArgKind.INT_ARRAY: "VN_INT_ARRAY",
+    ArgKind.INT: "VN_INT",
+    ArgKind.BOOL: "VN_BOOL",
+    ArgKind.DTYPE: "VN_DTYPE",
+}
+_HANDLE_KINDS = frozenset({ArgKind.TENSOR, ArgKind.OUT, ArgKind.INPLACE, ArgKind.SCALAR, ArgKind.INT_ARRAY})
+
+
+def emit_ops() -> str:
+    out = []
+    for decl in OPS.values():
+        args = ", ".join(f'{{"{a.name}", {_KINDS[a.kind]}, {int(a.optional)}}}' for a in decl.args)
+        out.append(f"static const vn_op_arg args_{decl.name}[] = {{{args}}};")
+        out.append(
+            f'static const vn_op op_{decl.name} = {{"{decl.name}", "{decl.ws_name}", "{decl.c_name}", '
+            f"{len(decl.args)}, args_{decl.name}}};"
+        )
+    return "\n".join(out)
+
+
+def emit_phase1(proto: Prototype) -> str:
+    decl = next(d for d in OPS.values() if d.ws_name == proto.name)
+    values = []
+    for arg, param in zip(decl.args, proto.params, strict=False):
+        field = "handle" if arg.kind in _HANDLE_KINDS else "i"
+        cast = "(const void *)" if field == "handle" else "(int64_t)"
+        values.append(f"{{.{field} = {cast}{param.name}}}")
+    ws, ex = proto.params[-2].name, proto.params[-1].name
+    return (
+        f"{_signature(proto)}\n{{\n    const vn_opval values[] = {{{', '.join(values)}}};\n"
+        f"    return vn_phase1(&op_{decl.name}, values, {ws}, (void **){ex});\n}}"
+    )
+
+
+def emit_phase2(proto: Prototype) -> str:
+    decl = next(d for d in OPS.values() if d.c_name == proto.name)
+    names = [p.name for p in proto.params]
+    return (
+        f"{_signature(proto)}\n{{\n    return vn_phase2(&op_{decl.name}, {names[0]}, {names[1]}, (void *){names[2]}, "
+        f"(void *){names[3]});\n}}"
+    )
+
+
+def emit_tables() -> str:
+    codes = "\n".join(f'    case {code}: return "{name}";' for code, name in sorted(ERROR_NAMES.items()))
+    sizes = "\n".join(f"    case {int(dtype)}: return {info.itemsize};" for dtype, info in _dtypes.INFO.items())
+    unknown = '    default: snprintf(unknown, sizeof(unknown), "UNKNOWN_ERROR_%d", code); return unknown;\n'
+    return (
+        '#include "core.h"\n#include <stdio.h>\n\n'
+        "const char *vn_code_name(int code)\n{\n    static __thread char unknown[32];\n"
+        f"    switch (code) {{\n{codes}\n{unknown}    }}\n}}\n\n"
+        "VN_EXPORT_INTERNAL int vn_itemsize(int dtype)\n{\n"
+        f"    switch (dtype) {{\n{sizes}\n    default: return 0;\n    }}\n}}\n"
+    )
+
+
+@dataclass
+class Generated:
+    """The C source of each library, and what each function became."""
+
+    sources: dict[str, str]
+    plans: dict[str, Plan]
+
+
+def generate(table: Table, headers: Iterable[str]) -> Generated:
+    written = hand_written()
+    structs = aggregates(table)
+    includes = "".join(f'#include "{h}"\n' for h in sorted(headers))
+    prelude = (
+        "/* Generated by client/native/codegen.py from the prototype table and the call table: do not edit. */\n"
+        "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
+        f"{includes}"
+        '#include "core.h"\n#include "hostobj.h"\n\n'
+    )
+    sources: dict[str, list[str]] = {}
+    plans: dict[str, Plan] = {}
+    for proto in table.prototypes:
+        if proto.variadic or proto.name in notes.NOT_EXPORTED:
+            continue
+        chosen = plan(proto, written, structs)
+        plans[proto.name] = chosen
+        if chosen.kind == "hand":
+            continue
+        if chosen.kind == "call":
+            text = emit_call(proto)
+        elif chosen.kind == "phase1":
+            text = emit_phase1(proto)
+        elif chosen.kind == "phase2":
+            text = emit_phase2(proto)
+        else:
+            text = emit_stub(proto, chosen.why)
+        sources.setdefault(proto.library, []).append(text)
+    done = {}
+    for library, bodies in sources.items():
+        ops = emit_ops() + "\n\n" if library == "opapi" else ""
+        done[library] = prelude + ops + "\n\n".join(bodies) + "\n"
+    done["tables"] = emit_tables()
+    return Generated(done, plans)

@@ -1,0 +1,656 @@
+/* The aclnn host objects (aclTensor, aclScalar, aclIntArray, aclOpExecutor) and the operators' two phases.
+ *
+ * A handle is the address of an object of vnpu's; every handle a program passes is looked up in the table of
+ * live objects before it is read, so a freed handle or a pointer vnpu did not give out is refused with a message
+ * that says which (a destroyed one: by what), never dereferenced.
+ *
+ * Phase 1 runs the operator's rules once, in the daemon (`vnpuWorkspaceSize`, proto.aclnn's declarations): the
+ * client builds the kernel description, asks, and remembers the answer -- the workspace size, or the error --
+ * under the description with its addresses left out (operator, shapes, strides, offsets, dtypes, formats,
+ * scalars, attributes), so an eager loop pays one round trip per shape, not per launch. Addresses do matter to one
+ * check, the partial overlap of an output with an input: the key keeps, per group of tensors whose byte ranges
+ * meet, their offsets from the group's first byte, and nothing of where the groups lie. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostobj.h"
+
+enum { OBJ_TENSOR = 1, OBJ_SCALAR, OBJ_INT_ARRAY, OBJ_EXECUTOR, OBJ_DATA_BUFFER };
+static const char *const OBJ_NAMES[] = {"", "aclTensor", "aclScalar", "aclIntArray", "aclOpExecutor", "aclDataBuffer"};
+
+typedef struct {
+    int type;
+} obj_head;
+
+typedef struct {
+    obj_head h;
+    int dtype, format;
+    int64_t offset;
+    uint64_t ndim, nstorage;
+    void *data;
+    int64_t *dims, *strides, *storage;
+} vn_tensor;
+
+typedef struct {
+    obj_head h;
+    int dtype;
+    int is_float, is_bool;
+    double f;
+    int64_t i;
+} vn_scalar;
+
+typedef struct {
+    obj_head h;
+    uint64_t n;
+    int64_t *values;
+} vn_int_array;
+
+typedef struct {
+    obj_head h;
+    const vn_op *op;
+    mp_buf desc; /* {"op", "args", "workspace_size"} msgpack: what phase 2 sends */
+    int repeatable;
+} vn_executor;
+
+typedef struct {
+    obj_head h;
+    void *data;
+    size_t size;
+} vn_data_buffer;
+
+/* ---- the table of live handles (and of the recently gone, for a precise message) ------------------------------ */
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t *live;
+static size_t live_cap, live_n;
+#define GONE 4096
+static struct {
+    uintptr_t addr;
+    char why[96];
+} gone[GONE];
+static size_t gone_next;
+
+static size_t slot_of(uintptr_t a, size_t cap) { return (size_t)((a >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1); }
+
+static void live_insert(uintptr_t a)
+{
+    if ((live_n + 1) * 2 > live_cap) {
+        size_t cap = live_cap ? live_cap * 2 : 1024;
+        uintptr_t *table = calloc(cap, sizeof(uintptr_t));
+        for (size_t i = 0; i < live_cap; i++)
+            if (live[i] > 1) {
+                size_t j = slot_of(live[i], cap);
+                while (table[j]) j = (j + 1) & (cap - 1);
+                table[j] = live[i];
+            }
+        free(live);
+        live = table, live_cap = cap;
+    }
+    size_t j = slot_of(a, live_cap);
+    while (live[j] > 1) j = (j + 1) & (live_cap - 1);
+    if (!live[j]) live_n++;
+    live[j] = a;
+}
+
+static int live_find(uintptr_t a, size_t *at)
+{
+    if (!live_cap) return 0;
+    size_t j = slot_of(a, live_cap);
+    for (size_t k = 0; k < live_cap && live[j]; k++, j = (j + 1) & (live_cap - 1))
+        if (live[j] == a) return *at = j, 1;
+    return 0;
+}
+
+static void *put(void *obj)
+{
+    pthread_mutex_lock(&handles_lock);
+    live_insert((uintptr_t)obj);
+    for (size_t i = 0; i < GONE; i++) /* a reused address is live again */
+        if (gone[i].addr == (uintptr_t)obj) gone[i].addr = 0;
+    pthread_mutex_unlock(&handles_lock);
+    return obj;
+}
+
+/* The object behind `handle` if it is a live one of `type` (NULL for NULL); else -1 with the message kept. */
+static int get(const void *handle, int type, const char *arg, const char *api, int code, void **out)
+{
+    *out = NULL;
+    if (!handle) return 0;
+    uintptr_t a = (uintptr_t)handle;
+    size_t at;
+    pthread_mutex_lock(&handles_lock);
+    int found = live_find(a, &at);
+    int actual = found ? ((obj_head *)handle)->type : 0;
+    char why[96] = "";
+    if (!found)
+        for (size_t i = 0; i < GONE; i++)
+            if (gone[i].addr == a) snprintf(why, sizeof(why), "%s", gone[i].why);
+    pthread_mutex_unlock(&handles_lock);
+    if (!found) {
+        if (!why[0]) snprintf(why, sizeof(why), "is not an %s this program created", OBJ_NAMES[type]);
+        vn_fail(code, api, "%s (%p) %s", arg, handle, why);
+        return -1;
+    }
+    if (actual != type) {
+        vn_fail(code, api, "%s (%p) is an %s, not an %s", arg, handle, OBJ_NAMES[actual], OBJ_NAMES[type]);
+        return -1;
+    }
+    *out = (void *)handle;
+    return 0;
+}
+
+static void drop(void *obj, const char *why)
+{
+    size_t at;
+    pthread_mutex_lock(&handles_lock);
+    if (live_find((uintptr_t)obj, &at)) live[at] = 1; /* a tombstone */
+    gone[gone_next].addr = (uintptr_t)obj;
+    snprintf(gone[gone_next].why, sizeof(gone[0].why), "%s", why);
+    gone_next = (gone_next + 1) % GONE;
+    pthread_mutex_unlock(&handles_lock);
+}
+
+/* ---- aclTensor ------------------------------------------------------------------------------------------------ */
+#define MAX_DIMS 8
+#define API_TENSOR "aclCreateTensor"
+
+static int64_t *ints_copy(const int64_t *p, uint64_t n)
+{
+    int64_t *copy = malloc((n ? n : 1) * sizeof(int64_t));
+    if (copy && n) memcpy(copy, p, n * sizeof(int64_t));
+    return copy;
+}
+
+static void tensor_free(vn_tensor *t)
+{
+    free(t->dims), free(t->strides), free(t->storage), free(t);
+}
+
+static int mul_overflows(int64_t a, int64_t b, int64_t *out) { return __builtin_mul_overflow(a, b, out); }
+
+VN_EXPORT void *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, int dataType, const int64_t *stride,
+                                int64_t offset, int format, const int64_t *storageDims, uint64_t storageDimsNum,
+                                void *tensorData)
+{
+    vn_enter(API_TENSOR);
+    if ((viewDimsNum && !viewDims) || (viewDimsNum && !stride) || (storageDimsNum && !storageDims)) {
+        const char *which = viewDimsNum && !viewDims ? "viewDims" : viewDimsNum && !stride ? "stride" : "storageDims";
+        vn_fail(161001, API_TENSOR, "%s is NULL but its length is %llu", which,
+                (unsigned long long)(strcmp(which, "storageDims") ? viewDimsNum : storageDimsNum));
+        return NULL;
+    }
+    if (viewDimsNum > MAX_DIMS || storageDimsNum > MAX_DIMS) {
+        vn_fail(161002, API_TENSOR, "%s has %llu dims; at most %d are supported",
+                viewDimsNum > MAX_DIMS ? "view_dims" : "storage_dims",
+                (unsigned long long)(viewDimsNum > MAX_DIMS ? viewDimsNum : storageDimsNum), MAX_DIMS);
+        return NULL;
+    }
+    if (!vn_itemsize(dataType)) {
+        vn_fail(161002, API_TENSOR, "data_type %d is not supported by vnpu tensors", dataType);
+        return NULL;
+    }
+    if (offset < 0) {
+        vn_fail(161002, API_TENSOR, "offset must be an int64 >= 0, got %lld", (long long)offset);
+        return NULL;
+    }
+    for (uint64_t i = 0; i < viewDimsNum; i++)
+        if (viewDims[i] < 0 || stride[i] < 0) {
+            vn_fail(161002, API_TENSOR, "%s must hold int64 values >= 0, got %lld", viewDims[i] < 0 ? "view_dims" : "strides",
+                    (long long)(viewDims[i] < 0 ? viewDims[i] : stride[i]));
+            return NULL;
+        }
+    int64_t capacity = 1, numel = 1, last = 0;
+    for (uint64_t i = 0; i < storageDimsNum; i++) {
+        if (storageDims[i] < 0 || mul_overflows(capacity, storageDims[i], &capacity)) {
+            vn_fail(161002, API_TENSOR, "storage_dims must hold int64 values >= 0 whose product fits");
+            return NULL;
+        }
+    }
+    for (uint64_t i = 0; i < viewDimsNum; i++) {
+        int64_t reach;
+        if (mul_overflows(numel, viewDims[i], &numel) ||
+            (viewDims[i] && (mul_overflows(viewDims[i] - 1, stride[i], &reach) || __builtin_add_overflow(last, reach, &last)))) {
+            vn_fail(161002, API_TENSOR, "the view's dims and strides overflow int64");
+            return NULL;
+        }
+    }
+    if (numel && offset + last >= capacity) {
+        char view[256] = "", strides[256] = "", storage[256] = "";
+        for (uint64_t i = 0; i < viewDimsNum; i++) {
+            snprintf(view + strlen(view), sizeof(view) - strlen(view), "%s%lld", i ? ", " : "", (long long)viewDims[i]);
+            snprintf(strides + strlen(strides), sizeof(strides) - strlen(strides), "%s%lld", i ? ", " : "",
+                     (long long)stride[i]);
+        }
+        for (uint64_t i = 0; i < storageDimsNum; i++)
+            snprintf(storage + strlen(storage), sizeof(storage) - strlen(storage), "%s%lld", i ? ", " : "",
+                     (long long)storageDims[i]);
+        vn_fail(161002, API_TENSOR,
+                "the view (view_dims [%s], strides [%s], offset %lld) reaches element %lld but storage_dims [%s] "
+                "hold %lld elements",
+                view, strides, (long long)offset, (long long)(offset + last), storage, (long long)capacity);
+        return NULL;
+    }
+    vn_tensor *t = calloc(1, sizeof(*t));
+    t->h.type = OBJ_TENSOR;
+    t->dtype = dataType, t->format = format, t->offset = offset, t->data = tensorData;
+    t->ndim = viewDimsNum, t->nstorage = storageDimsNum;
+    t->dims = ints_copy(viewDims, viewDimsNum);
+    t->strides = ints_copy(stride, viewDimsNum);
+    t->storage = ints_copy(storageDims, storageDimsNum);
+    return put(t);
+}
+
+static int destroy(const void *handle, int type, const char *api, const char *arg)
+{
+    vn_enter(api);
+    void *obj;
+    if (get(handle, type, arg, api, 161002, &obj)) return 161002;
+    if (!obj) return 0;
+    char why[96];
+    snprintf(why, sizeof(why), "was destroyed by %s", api);
+    drop(obj, why);
+    if (type == OBJ_TENSOR) tensor_free(obj);
+    else if (type == OBJ_INT_ARRAY) free(((vn_int_array *)obj)->values), free(obj);
+    else if (type == OBJ_EXECUTOR) mp_free(&((vn_executor *)obj)->desc), free(obj);
+    else free(obj);
+    return 0;
+}
+
+VN_EXPORT int aclDestroyTensor(const void *tensor) { return destroy(tensor, OBJ_TENSOR, "aclDestroyTensor", "tensor"); }
+VN_EXPORT int aclDestroyScalar(const void *scalar) { return destroy(scalar, OBJ_SCALAR, "aclDestroyScalar", "scalar"); }
+VN_EXPORT int aclDestroyIntArray(const void *array)
+{
+    return destroy(array, OBJ_INT_ARRAY, "aclDestroyIntArray", "intarray");
+}
+VN_EXPORT int aclDestroyAclOpExecutor(void *executor)
+{
+    return destroy(executor, OBJ_EXECUTOR, "aclDestroyAclOpExecutor", "executor");
+}
+
+VN_EXPORT int aclSetAclOpExecutorRepeatable(void *executor)
+{
+    const char *api = "aclSetAclOpExecutorRepeatable";
+    vn_enter(api);
+    vn_executor *e;
+    if (get(executor, OBJ_EXECUTOR, "executor", api, 161002, (void **)&e)) return 161002;
+    if (!e) return vn_fail(161001, api, "executor is NULL");
+    e->repeatable = 1;
+    return 0;
+}
+
+/* ---- aclScalar ------------------------------------------------------------------------------------------------ */
+static double half_to_double(uint16_t h)
+{
+    int sign = h >> 15, exp = h >> 10 & 0x1f, mant = h & 0x3ff;
+    double v = exp == 0 ? ldexp(mant, -24) : exp == 31 ? (mant ? NAN : INFINITY) : ldexp(mant | 0x400, exp - 25);
+    return sign ? -v : v;
+}
+
+VN_EXPORT void *aclCreateScalar(void *value, int dataType)
+{
+    const char *api = "aclCreateScalar";
+    vn_enter(api);
+    vn_scalar s = {.h = {OBJ_SCALAR}, .dtype = dataType};
+    const void *p = value;
+    switch (dataType) {
+    case 0: case 1: case 11: case 27: case 2: case 3: case 4: case 6: case 7: case 8: case 9: case 10: case 12: break;
+    default: vn_fail(161002, api, "dataType %d is not a scalar type vnpu reads", dataType); return NULL;
+    }
+    if (!value) {
+        vn_fail(161001, api, "value is NULL");
+        return NULL;
+    }
+    switch (dataType) {
+    case 0: s.is_float = 1, s.f = *(const float *)p; break;
+    case 1: s.is_float = 1, s.f = half_to_double(*(const uint16_t *)p); break;
+    case 27: {
+        uint32_t bits = (uint32_t)*(const uint16_t *)p << 16;
+        float f;
+        memcpy(&f, &bits, 4);
+        s.is_float = 1, s.f = f;
+        break;
+    }
+    case 11: s.is_float = 1, s.f = *(const double *)p; break;
+    case 2: s.i = *(const int8_t *)p; break;
+    case 3: s.i = *(const int32_t *)p; break;
+    case 4: s.i = *(const uint8_t *)p; break;
+    case 6: s.i = *(const int16_t *)p; break;
+    case 7: s.i = *(const uint16_t *)p; break;
+    case 8: s.i = *(const uint32_t *)p; break;
+    case 9: s.i = *(const int64_t *)p; break;
+    case 10: s.i = (int64_t)*(const uint64_t *)p; break;
+    case 12: s.is_bool = 1, s.i = *(const uint8_t *)p != 0; break;
+    }
+    vn_scalar *made = malloc(sizeof(s));
+    *made = s;
+    return put(made);
+}
+
+/* ---- aclIntArray ---------------------------------------------------------------------------------------------- */
+VN_EXPORT void *aclCreateIntArray(const int64_t *value, uint64_t size)
+{
+    const char *api = "aclCreateIntArray";
+    vn_enter(api);
+    if (size && !value) {
+        vn_fail(161001, api, "value is NULL but its length is %llu", (unsigned long long)size);
+        return NULL;
+    }
+    if (size > (1u << 24)) {
+        vn_fail(161002, api, "size %llu is too large for an int array", (unsigned long long)size);
+        return NULL;
+    }
+    vn_int_array *a = calloc(1, sizeof(*a));
+    a->h.type = OBJ_INT_ARRAY, a->n = size, a->values = ints_copy(value, size);
+    return put(a);
+}
+
+/* ---- aclDataBuffer -------------------------------------------------------------------------------------------- */
+VN_EXPORT void *aclCreateDataBuffer(void *data, size_t size)
+{
+    vn_enter("aclCreateDataBuffer");
+    vn_data_buffer *b = calloc(1, sizeof(*b));
+    b->h.type = OBJ_DATA_BUFFER, b->data = data, b->size = size;
+    return put(b);
+}
+
+static vn_data_buffer *data_buffer(const void *handle, const char *api, int *code)
+{
+    void *b;
+    *code = get(handle, OBJ_DATA_BUFFER, "dataBuffer", api, 100000, &b) ? 100000 : 0;
+    return b;
+}
+
+VN_EXPORT int aclDestroyDataBuffer(const void *dataBuffer)
+{
+    const char *api = "aclDestroyDataBuffer";
+    vn_enter(api);
+    int code;
+    vn_data_buffer *b = data_buffer(dataBuffer, api, &code);
+    if (code) return code;
+    if (!b) return vn_fail(100000, api, "dataBuffer is NULL");
+    drop(b, "was destroyed by aclDestroyDataBuffer");
+    free(b);
+    return 0;
+}
+
+VN_EXPORT int aclUpdateDataBuffer(void *dataBuffer, void *data, size_t size)
+{
+    const char *api = "aclUpdateDataBuffer";
+    vn_enter(api);
+    int code;
+    vn_data_buffer *b = data_buffer(dataBuffer, api, &code);
+    if (code) return code;
+    if (!b) return vn_fail(100000, api, "dataBuffer is NULL");
+    b->data = data, b->size = size;
+    return 0;
+}
+
+VN_EXPORT void *aclGetDataBufferAddr(const void *dataBuffer)
+{
+    vn_enter("aclGetDataBufferAddr");
+    int code;
+    vn_data_buffer *b = data_buffer(dataBuffer, "aclGetDataBufferAddr", &code);
+    return b ? b->data : NULL;
+}
+
+VN_EXPORT size_t aclGetDataBufferSizeV2(const void *dataBuffer)
+{
+    vn_enter("aclGetDataBufferSizeV2");
+    int code;
+    vn_data_buffer *b = data_buffer(dataBuffer, "aclGetDataBufferSizeV2", &code);
+    return b ? b->size : 0;
+}
+
+VN_EXPORT uint32_t aclGetDataBufferSize(const void *dataBuffer)
+{
+    vn_enter("aclGetDataBufferSize");
+    int code;
+    vn_data_buffer *b = data_buffer(dataBuffer, "aclGetDataBufferSize", &code);
+    return b ? (uint32_t)b->size : 0;
+}
+
+/* ---- phase 1 -------------------------------------------------------------------------------------------------- */
+static void tensor_range(const vn_tensor *t, uint64_t *first, uint64_t *count)
+{
+    int64_t numel = 1, last = 0;
+    for (uint64_t i = 0; i < t->ndim; i++) numel *= t->dims[i], last += (t->dims[i] - 1) * t->strides[i];
+    int size = vn_itemsize(t->dtype);
+    *first = vn_to_daemon(t->data) + (uint64_t)t->offset * (uint64_t)size;
+    *count = numel ? (uint64_t)(last + 1) * (uint64_t)size : 0;
+}
+
+/* `data` as the key says it: 0 for NULL, else (group + 1) << 48 | offset from the group's first byte. */
+static void group_tensors(vn_tensor **tensors, int n, uint64_t *keyed)
+{
+    uint64_t first[64], count[64];
+    int group[64];
+    for (int i = 0; i < n; i++) {
+        group[i] = i;
+        if (tensors[i]) tensor_range(tensors[i], &first[i], &count[i]);
+    }
+    for (int i = 0; i < n; i++) /* tensors whose ranges meet share a group (a union, small n) */
+        for (int j = i + 1; j < n; j++) {
+            if (!tensors[i] || !tensors[j] || !tensors[i]->data || !tensors[j]->data || !count[i] || !count[j]) continue;
+            if (first[i] < first[j] + count[j] && first[j] < first[i] + count[i]) {
+                int gi = group[i], gj = group[j];
+                for (int k = 0; k < n; k++)
+                    if (group[k] == gj) group[k] = gi;
+            }
+        }
+    for (int i = 0; i < n; i++) {
+        keyed[i] = 0;
+        if (!tensors[i] || !tensors[i]->data) continue;
+        uint64_t base = first[i];
+        for (int k = 0; k < n; k++)
+            if (tensors[k] && tensors[k]->data && group[k] == group[i] && first[k] < base) base = first[k];
+        uint64_t data = vn_to_daemon(tensors[i]->data);
+        keyed[i] = (uint64_t)(group[i] + 1) << 48 | (data - base);
+    }
+}
+
+static void put_ints(mp_buf *b, const int64_t *v, uint64_t n)
+{
+    mp_array(b, (uint32_t)n);
+    for (uint64_t i = 0; i < n; i++) mp_int(b, v[i]);
+}
+
+static void put_tensor(mp_buf *b, const vn_tensor *t, uint64_t data)
+{
+    mp_map(b, 7);
+    mp_key(b, "view_dims"), put_ints(b, t->dims, t->ndim);
+    mp_key(b, "data_type"), mp_int(b, t->dtype);
+    mp_key(b, "strides"), put_ints(b, t->strides, t->ndim);
+    mp_key(b, "offset"), mp_int(b, t->offset);
+    mp_key(b, "format"), mp_int(b, t->format);
+    mp_key(b, "storage_dims"), put_ints(b, t->storage, t->nstorage);
+    mp_key(b, "data"), mp_uint(b, data);
+}
+
+static void put_args(mp_buf *b, const vn_op *op, const vn_opval *values, void **objs, const uint64_t *data)
+{
+    mp_map(b, (uint32_t)op->nargs);
+    for (int i = 0; i < op->nargs; i++) {
+        mp_key(b, op->args[i].name);
+        switch (op->args[i].kind) {
+        case VN_TENSOR: case VN_OUT: case VN_INPLACE:
+            if (objs[i]) put_tensor(b, objs[i], data[i]);
+            else mp_nil(b);
+            break;
+        case VN_SCALAR: {
+            vn_scalar *s = objs[i];
+            if (!s) {
+                mp_nil(b);
+                break;
+            }
+            mp_map(b, 2);
+            mp_key(b, "value");
+            if (s->is_bool) mp_bool(b, (int)s->i);
+            else if (s->is_float) mp_double(b, s->f);
+            else if (s->dtype == 10) mp_uint(b, (uint64_t)s->i);
+            else mp_int(b, s->i);
+            mp_key(b, "data_type"), mp_int(b, s->dtype);
+            break;
+        }
+        case VN_INT_ARRAY: {
+            vn_int_array *a = objs[i];
+            if (a) put_ints(b, a->values, a->n);
+            else mp_nil(b);
+            break;
+        }
+        case VN_BOOL: mp_bool(b, values[i].i != 0); break;
+        case VN_INT: case VN_DTYPE: mp_int(b, values[i].i); break;
+        }
+    }
+}
+
+/* The remembered answers: key bytes -> workspace size, or the error. */
+typedef struct answer {
+    struct answer *next;
+    uint64_t hash;
+    size_t len;
+    char *key;
+    uint64_t size;
+    int code;
+    char *api, *message;
+} answer;
+#define ANSWERS 1024
+#define ANSWERS_MAX 4096
+static answer *answers[ANSWERS];
+static size_t answers_n;
+static pthread_mutex_t answers_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t fnv(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
+    return h;
+}
+
+static void forget_answers(void)
+{
+    for (size_t i = 0; i < ANSWERS; i++)
+        for (answer *a = answers[i], *next; a; a = next) next = a->next, free(a->key), free(a->api), free(a->message), free(a);
+    memset(answers, 0, sizeof(answers));
+    answers_n = 0;
+}
+
+static uint64_t phase1_round_trips; /* for the tests: how often phase 1 asked the daemon */
+VN_EXPORT uint64_t vnpuPhase1RoundTrips(void) { return phase1_round_trips; }
+
+int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size, void **executor)
+{
+    const char *api = op->ws_name;
+    vn_enter(api);
+    if (!workspace_size || !executor)
+        return vn_fail(161001, api, "%s is NULL: it must point to where the result goes",
+                       !workspace_size ? "workspaceSize" : "executor");
+    int ready = vn_ready(api);
+    if (ready) return ready;
+    void *objs[64] = {0};
+    vn_tensor *tensors[64] = {0};
+    int ntensors = 0;
+    if (op->nargs > 64) return vn_fail(161002, api, "too many arguments");
+    for (int i = 0; i < op->nargs; i++) {
+        vn_kind k = op->args[i].kind;
+        int type = k == VN_SCALAR ? OBJ_SCALAR : k == VN_INT_ARRAY ? OBJ_INT_ARRAY : k <= VN_INPLACE ? OBJ_TENSOR : 0;
+        if (type && get(values[i].handle, type, op->args[i].name, api, 161002, &objs[i])) return 161002;
+        if (type == OBJ_TENSOR) tensors[ntensors++] = objs[i];
+    }
+    uint64_t keyed[64], real[64];
+    group_tensors(tensors, ntensors, keyed);
+    for (int i = 0; i < ntensors; i++) real[i] = tensors[i] ? vn_to_daemon(tensors[i]->data) : 0;
+    uint64_t key_data[64], desc_data[64];
+    for (int i = 0, t = 0; i < op->nargs; i++)
+        if (op->args[i].kind <= VN_INPLACE) key_data[i] = keyed[t], desc_data[i] = real[t], t++;
+    mp_buf key;
+    mp_init(&key);
+    mp_str(&key, op->name);
+    put_args(&key, op, values, objs, key_data);
+    uint64_t hash = fnv(key.data, key.len);
+    uint64_t size = 0;
+    int code = -1;
+    pthread_mutex_lock(&answers_lock);
+    for (answer *a = answers[hash % ANSWERS]; a; a = a->next)
+        if (a->hash == hash && a->len == key.len && memcmp(a->key, key.data, key.len) == 0) {
+            size = a->size, code = a->code;
+            if (code) vn_fail(code, a->api, "%s", a->message);
+            break;
+        }
+    pthread_mutex_unlock(&answers_lock);
+    mp_buf args;
+    mp_init(&args);
+    put_args(&args, op, values, objs, desc_data);
+    if (code < 0) { /* ask the daemon: the one set of operator rules */
+        vn_req r;
+        vn_req_begin(&r, "vnpuWorkspaceSize", 2, 0);
+        mp_key(&r.b, "op"), mp_str(&r.b, op->name);
+        mp_key(&r.b, "args"), mp_raw(&r.b, args.data, args.len);
+        vn_reply reply;
+        __atomic_add_fetch(&phase1_round_trips, 1, __ATOMIC_RELAXED);
+        code = vn_call(&r, &reply);
+        if (code == 0) size = mp_u64v(vn_out(&reply, "workspaceSize")), vn_reply_free(&reply);
+        if (code == 0 || (code >= 161000 && code < 162000)) { /* an answer of the rules: remembered */
+            answer *a = calloc(1, sizeof(*a));
+            a->hash = hash, a->len = key.len, a->key = key.data, a->size = size, a->code = code;
+            mp_init(&key);
+            if (code) {
+                /* the message kept is "api: NAME (code): text": keep the text to say it again */
+                char *kept = vn_take_message();
+                const char *text = kept ? strstr(kept, "): ") : NULL;
+                a->api = strdup(api);
+                a->message = strdup(text ? text + 3 : kept ? kept : "");
+                vn_fail(code, api, "%s", a->message);
+            }
+            pthread_mutex_lock(&answers_lock);
+            if (answers_n >= ANSWERS_MAX) forget_answers();
+            a->next = answers[hash % ANSWERS];
+            answers[hash % ANSWERS] = a;
+            answers_n++;
+            pthread_mutex_unlock(&answers_lock);
+        }
+    }
+    mp_free(&key);
+    if (code) {
+        mp_free(&args);
+        return code;
+    }
+    vn_executor *e = calloc(1, sizeof(*e));
+    e->h.type = OBJ_EXECUTOR, e->op = op;
+    mp_init(&e->desc);
+    mp_map(&e->desc, 3);
+    mp_key(&e->desc, "op"), mp_str(&e->desc, op->name);
+    mp_key(&e->desc, "args"), mp_raw(&e->desc, args.data, args.len);
+    mp_key(&e->desc, "workspace_size"), mp_uint(&e->desc, size);
+    mp_free(&args);
+    *workspace_size = size;
+    *executor = put(e);
+    return 0;
+}
+
+/* ---- phase 2 -------------------------------------------------------------------------------------------------- */
+int vn_phase2(const vn_op *op, void *workspace, uint64_t workspace_size, void *executor, void *stream)
+{
+    const char *api = op->c_name;
+    vn_enter(api);
+    vn_executor *e;
+    if (get(executor, OBJ_EXECUTOR, "executor", api, 161002, (void **)&e)) return 161002;
+    if (!e) return vn_fail(161001, api, "executor is NULL");
+    vn_req r;
+    vn_req_begin(&r, api, 4, 1);
+    mp_key(&r.b, "workspace"), mp_uint(&r.b, vn_to_daemon(workspace));
+    mp_key(&r.b, "workspaceSize"), mp_uint(&r.b, workspace_size);
+    mp_key(&r.b, "executor"), mp_bin(&r.b, e->desc.data, e->desc.len);
+    mp_key(&r.b, "stream"), mp_uint(&r.b, (uintptr_t)stream);
+    r.has_stream = 1, r.stream = (uintptr_t)stream;
+    int code = vn_call(&r, NULL);
+    if (!e->repeatable) {
+        char why[96];
+        snprintf(why, sizeof(why), "was released by its %s call (executors are single-use unless repeatable)", api);
+        drop(e, why);
+        mp_free(&e->desc);
+        free(e);
+    }
+    return code;
+}

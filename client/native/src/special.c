@@ -1,0 +1,119 @@
+/* The functions of libascendcl.so that are not one call of the table: init and finalize, the thread's error
+ * message and last error, what the runtime answers on the host (the SoC, versions), vnpu's context id. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+
+#ifndef VNPU_SOC_NAME
+#define VNPU_SOC_NAME "Ascend910B3"
+#endif
+
+VN_EXPORT int aclInit(const char *configPath)
+{
+    vn_enter("aclInit");
+    return vn_init(configPath);
+}
+
+VN_EXPORT int aclFinalize(void)
+{
+    vn_enter("aclFinalize");
+    int ready = vn_ready("aclFinalize");
+    return ready ? ready : vn_finalize();
+}
+
+VN_EXPORT const char *aclGetRecentErrMsg(void) { return vn_take_message(); }
+
+VN_EXPORT const char *aclrtGetSocName(void) { return VNPU_SOC_NAME; }
+
+VN_EXPORT int aclrtGetLastError(int level)
+{
+    vn_enter("aclrtGetLastError");
+    if (level != 0) return vn_fail(100000, "aclrtGetLastError", "level must be ACL_RT_THREAD_LEVEL (0), got %d", level);
+    return vn_last_error(1);
+}
+
+VN_EXPORT int aclrtPeekAtLastError(int level)
+{
+    vn_enter("aclrtPeekAtLastError");
+    if (level != 0)
+        return vn_fail(100000, "aclrtPeekAtLastError", "level must be ACL_RT_THREAD_LEVEL (0), got %d", level);
+    return vn_last_error(0);
+}
+
+VN_EXPORT int vnpuGetContextId(char *buf, size_t len)
+{
+    vn_enter("vnpuGetContextId");
+    const char *id = vn_context_id();
+    size_t need = strlen(id) + 1;
+    if (!buf || len < need)
+        return vn_fail(100000, "vnpuGetContextId", "buf must hold %zu bytes (the id and its NUL), got %zu", need, len);
+    memcpy(buf, id, need);
+    return 0;
+}
+
+VN_EXPORT int aclsysGetVersionStr(char *pkgName, char *versionStr)
+{
+    const char *api = "aclsysGetVersionStr";
+    vn_enter(api);
+    if (!versionStr) return vn_fail(100000, api, "versionStr is NULL: it must hold ACL_PKG_VERSION_MAX_SIZE bytes");
+    if (!pkgName) return vn_fail(100000, api, "pkgName is NULL");
+    const char *home = getenv("ASCEND_HOME_PATH");
+    if (!home || !*home)
+        return vn_fail(100003, api, "ASCEND_HOME_PATH is not set to a directory (source the toolkit's "
+                                    "bin/setenv.bash: `vnpu toolkit`)");
+    char path[4096], line[256];
+    snprintf(path, sizeof(path), "%s/share/info/%s/version.info", home, pkgName);
+    FILE *f = fopen(path, "r");
+    if (!f) return vn_fail(100003, api, "%s does not exist", path);
+    int found = 0;
+    while (fgets(line, sizeof(line), f)) {
+        char *v = strstr(line, "Version=");
+        if (!v) continue;
+        v += 8;
+        v[strcspn(v, "\r\n")] = 0;
+        if (strlen(v) >= 128) break;
+        strcpy(versionStr, v);
+        found = 1;
+        break;
+    }
+    fclose(f);
+    return found ? 0 : vn_fail(100003, api, "the version file of %s has no Version= line", pkgName);
+}
+
+/* aclAppLog is variadic: the runtime writes to its log, vnpu to stderr. */
+VN_EXPORT void aclAppLog(int logLevel, const char *func, const char *file, uint32_t line, const char *fmt, ...)
+{
+    static const char *const levels[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
+    char message[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof(message), fmt ? fmt : "", args);
+    va_end(args);
+    fprintf(stderr, "[%s] %s:%u %s: %s\n", (unsigned)logLevel < 4 ? levels[logLevel] : "LOG", file ? file : "?", line,
+            func ? func : "?", message);
+}
+
+VN_EXPORT int aclmdlRIDebugPrint(void *modelRI)
+{
+    const char *api = "aclmdlRIDebugPrint";
+    vn_enter(api);
+    vn_req r;
+    vn_req_begin(&r, api, 1, 0);
+    mp_key(&r.b, "modelRI"), mp_uint(&r.b, (uintptr_t)modelRI);
+    vn_reply reply;
+    int code = vn_call(&r, &reply);
+    if (code) return code;
+    const mp_obj *text = vn_out(&reply, "text");
+    if (text && text->type == MP_STR) {
+        size_t n = text->n;
+        while (n && text->v.s[n - 1] == '\n') n--;
+        fflush(NULL);
+        fprintf(stderr, "%.*s\n", (int)n, text->v.s);
+    }
+    vn_reply_free(&reply);
+    return 0;
+}
