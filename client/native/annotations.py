@@ -21,6 +21,15 @@ STRING_LENGTH: Final[dict[tuple[str, str], str]] = {
     ("aclrtNotifyGetExportKey", "key"): "len",
     ("aclmdlRIGetName", "name"): "maxLen",
 }
+# bytes read from program memory: (function, call-table argument) -> (C pointer parameter, C length parameter)
+BYTES: Final[dict[tuple[str, str], tuple[str, str]]] = {
+    ("vnpuLaunchKernel", "args"): ("args", "argsSize"),
+    ("aclrtLaunchKernel", "argsData"): ("argsData", "argsSize"),
+    ("aclrtBinaryLoadFromData", "data"): ("data", "length"),
+    ("acltdtEnqueueData", "data"): ("data", "dataSize"),
+    ("acltdtEnqueueData", "userData"): ("userData", "userDataSize"),
+}
+MAX_BYTES: Final = 256 << 20  # a larger block is refused (100000) before it is read: the daemon's message limit
 # calls that may make the device read host memory: remote pinned buffers are sent first
 PUSH_BEFORE: Final = frozenset(
     {

@@ -105,6 +105,8 @@ def _param(proto: Prototype, call: Call, name: str) -> str:
 def _unplain(call: Call, proto: Prototype, structs: frozenset[str]) -> str:
     params = {p.name: p.ctype for p in proto.params}
     for name, field in call.request.model_fields.items():
+        if (call.name, name) in notes.BYTES:
+            continue
         if _param(proto, call, name) not in params:
             return f"the C prototype has no parameter {name}"
         if kind_of(field) is None:
@@ -162,6 +164,20 @@ def emit_call(proto: Prototype) -> str:
     lines.append("    vn_req r;")
     lines.append(f"    vn_req_begin(&r, api, {len(ins)}, {int(call.asynchronous)});")
     for name, field in ins:
+        if (api, name) in notes.BYTES:
+            pointer, length = notes.BYTES[(api, name)]
+            nil = (
+                f"if (!{pointer}) mp_nil(&r.b); else "
+                if field.default is None or "None" in str(field.annotation)
+                else ""
+            )
+            too_big = f'vn_fail(100000, api, "{length} %zu is over {notes.MAX_BYTES} bytes", (size_t)({length}))'
+            limit = f"    if ({pointer} && (size_t)({length}) > {notes.MAX_BYTES}u) {{ {_failure(proto, too_big)} }}"
+            lines.insert(4, limit)
+            lines.append(
+                f'    mp_key(&r.b, "{name}"); {nil}mp_bin(&r.b, {pointer}, {pointer} ? (size_t)({length}) : 0);'
+            )
+            continue
         param = _param(proto, call, name)
         expr = f"*{param}" if name in inout else param
         lines.append(f'    mp_key(&r.b, "{name}"); {_put(kind_of(field) or "", expr)}')

@@ -117,3 +117,30 @@ VN_EXPORT int aclmdlRIDebugPrint(void *modelRI)
     vn_reply_free(&reply);
     return 0;
 }
+
+VN_EXPORT int aclrtBinaryLoadFromFile(const char *binPath, void *options, void **binHandle)
+{
+    const char *api = "aclrtBinaryLoadFromFile";
+    vn_enter(api);
+    if (!binPath) return vn_fail(100000, api, "binPath is NULL");
+    if (!binHandle) return vn_null_out(api, "binHandle");
+    FILE *f = fopen(binPath, "rb");
+    if (!f) return vn_fail(107000, api, "cannot read the binary '%s': %m", binPath);
+    mp_buf data;
+    mp_init(&data);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) mp_raw(&data, chunk, n);
+    fclose(f);
+    vn_req r;
+    vn_req_begin(&r, "aclrtBinaryLoadFromData", 2, 0);
+    mp_key(&r.b, "data"), mp_bin(&r.b, data.data, data.len);
+    mp_key(&r.b, "options"), mp_uint(&r.b, (uintptr_t)options);
+    mp_free(&data);
+    vn_reply reply;
+    int code = vn_call(&r, &reply);
+    if (code) return code;
+    *binHandle = (void *)(uintptr_t)mp_u64v(vn_out(&reply, "binHandle"));
+    vn_reply_free(&reply);
+    return 0;
+}
