@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     toolkit.add_argument("--rebuild", action="store_true", help="build the toolkit again even if it is complete")
     toolkit.add_argument(
+        "--native",
+        action="store_true",
+        help="the native libraries (client/native: C, no interpreter inside the program) instead of the CFFI ones",
+    )
+    toolkit.add_argument(
         "--operators",
         help="modules declaring aclnn operators to build in (headers, exported functions), comma-separated; "
         "env VNPU_OPERATORS",
@@ -665,7 +670,8 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def run_toolkit(args: argparse.Namespace) -> int:
     """The toolkit is built by the client side (`client.capi`), which the daemon's code does not import."""
-    command = [sys.executable, "-m", "client.capi.toolkit", *(["--rebuild"] if args.rebuild else [])]
+    builder = "client.native.build" if args.native else "client.capi.toolkit"
+    command = [sys.executable, "-m", builder, *(["--rebuild"] if args.rebuild else [])]
     command += [f"--operators={args.operators}"] if args.operators else []
     return subprocess.run(command, check=False).returncode
 
