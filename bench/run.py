@@ -37,6 +37,7 @@ from bench.embedded import figure11
 from bench.launches import figure1, figure2, figure3, figure4
 from bench.memcall import figure13
 from bench.memory import figure9, idle_row
+from bench.native import figure14
 from bench.report import Row, table
 from bench.scaling import figure8
 from bench.transports import figure12
@@ -56,6 +57,7 @@ TITLES = {
     "11": "the embedded device vs the device driven directly, and vs the daemon",
     "12": "a waiting call and the seed step vs a raw round trip, over TCP and a Unix socket",
     "13": "the daemon's memory per call (tracemalloc)",
+    "14": "the native toolkit: a C program's load, launches and round trips",
 }
 
 
@@ -137,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             ("11", lambda: figure11(bench)),
             ("12", lambda: figure12(bench)),
             ("13", lambda: figure13(bench)),
+            ("14", lambda: figure14(bench)),
         ]
         try:
             for number, run in figures:

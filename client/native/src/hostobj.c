@@ -106,9 +106,7 @@ static int live_find(uintptr_t a, size_t *at)
 static void *put(void *obj)
 {
     pthread_mutex_lock(&handles_lock);
-    live_insert((uintptr_t)obj);
-    for (size_t i = 0; i < GONE; i++) /* a reused address is live again */
-        if (gone[i].addr == (uintptr_t)obj) gone[i].addr = 0;
+    live_insert((uintptr_t)obj); /* a reused address is live again: `get` looks at the gone only for the dead */
     pthread_mutex_unlock(&handles_lock);
     return obj;
 }
@@ -124,9 +122,13 @@ static int get(const void *handle, int type, const char *arg, const char *api, i
     int found = live_find(a, &at);
     int actual = found ? ((obj_head *)handle)->type : 0;
     char why[96] = "";
-    if (!found)
-        for (size_t i = 0; i < GONE; i++)
-            if (gone[i].addr == a) snprintf(why, sizeof(why), "%s", gone[i].why);
+    for (size_t k = 1; !found && k <= GONE; k++) { /* the newest word on it */
+        size_t i = (gone_next + GONE - k) % GONE;
+        if (gone[i].addr == a) {
+            snprintf(why, sizeof(why), "%s", gone[i].why);
+            break;
+        }
+    }
     pthread_mutex_unlock(&handles_lock);
     if (!found) {
         if (!why[0]) snprintf(why, sizeof(why), "is not an %s this program created", OBJ_NAMES[type]);
