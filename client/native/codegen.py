@@ -171,8 +171,14 @@ def emit_call(proto: Prototype) -> str:
                 if field.default is None or "None" in str(field.annotation)
                 else ""
             )
-            too_big = f'vn_fail(100000, api, "{length} %zu is over {notes.MAX_BYTES} bytes", (size_t)({length}))'
-            limit = f"    if ({pointer} && (size_t)({length}) > {notes.MAX_BYTES}u) {{ {_failure(proto, too_big)} }}"
+            too_big = (
+                f'vn_fail(100000, api, "{pointer} does not hold {length} (%zu) bytes of this program (at most '
+                f'{notes.MAX_BYTES})", (size_t)({length}))'
+            )
+            limit = (
+                f"    if ({pointer} && ((size_t)({length}) > {notes.MAX_BYTES}u || !vn_readable({pointer}, {length}))) "
+                f"{{ {_failure(proto, too_big)} }}"
+            )
             lines.insert(4, limit)
             lines.append(
                 f'    mp_key(&r.b, "{name}"); {nil}mp_bin(&r.b, {pointer}, {pointer} ? (size_t)({length}) : 0);'

@@ -135,6 +135,9 @@ int vn_pull_pinned(void); /* remote host memory: read back what the device chang
 const char *vn_context_id(void);
 int vn_on_this_machine(void);
 int vn_initialized(void);
+/* Whether [p, p + n) lies in mapped memory of the program (mincore): a length a program got wrong is refused
+ * with 100000 instead of read past the end of its buffer. */
+int vn_readable(const void *p, size_t n);
 
 #pragma GCC visibility pop
 #endif

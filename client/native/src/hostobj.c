@@ -183,6 +183,12 @@ VN_EXPORT void *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, i
                 (unsigned long long)(strcmp(which, "storageDims") ? viewDimsNum : storageDimsNum));
         return NULL;
     }
+    if (viewDimsNum <= MAX_DIMS && storageDimsNum <= MAX_DIMS &&
+        (!vn_readable(viewDims, viewDimsNum * 8) || !vn_readable(stride, viewDimsNum * 8) ||
+         !vn_readable(storageDims, storageDimsNum * 8))) {
+        vn_fail(161002, API_TENSOR, "viewDims, stride or storageDims does not hold the number of dims given");
+        return NULL;
+    }
     if (viewDimsNum > MAX_DIMS || storageDimsNum > MAX_DIMS) {
         vn_fail(161002, API_TENSOR, "%s has %llu dims; at most %d are supported",
                 viewDimsNum > MAX_DIMS ? "view_dims" : "storage_dims",
@@ -304,6 +310,10 @@ VN_EXPORT void *aclCreateScalar(void *value, int dataType)
         vn_fail(161001, api, "value is NULL");
         return NULL;
     }
+    if (!vn_readable(value, 8 > vn_itemsize(dataType) ? (size_t)vn_itemsize(dataType) : 8)) {
+        vn_fail(161002, api, "value does not point to memory of this program");
+        return NULL;
+    }
     switch (dataType) {
     case 0: s.is_float = 1, s.f = *(const float *)p; break;
     case 1: s.is_float = 1, s.f = half_to_double(*(const uint16_t *)p); break;
@@ -339,8 +349,8 @@ VN_EXPORT void *aclCreateIntArray(const int64_t *value, uint64_t size)
         vn_fail(161001, api, "value is NULL but its length is %llu", (unsigned long long)size);
         return NULL;
     }
-    if (size > (1u << 24)) {
-        vn_fail(161002, api, "size %llu is too large for an int array", (unsigned long long)size);
+    if (size > (1u << 24) || !vn_readable(value, size * 8)) {
+        vn_fail(161002, api, "value does not hold %llu int64 values", (unsigned long long)size);
         return NULL;
     }
     vn_int_array *a = calloc(1, sizeof(*a));

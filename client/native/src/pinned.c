@@ -46,6 +46,19 @@ static pinned *find(uintptr_t a, size_t *offset)
     return p;
 }
 
+int vn_readable(const void *p, size_t n)
+{
+    if (!n) return 1;
+    uintptr_t page = 4096, first = (uintptr_t)p & ~(page - 1), end;
+    if (__builtin_add_overflow((uintptr_t)p, n, &end)) return 0;
+    unsigned char vec[64];
+    for (uintptr_t at = first; at < end; at += 64 * page) { /* 64 pages a call */
+        size_t span = end - at < 64 * page ? end - at : 64 * page;
+        if (mincore((void *)at, span, vec) != 0) return 0;
+    }
+    return 1;
+}
+
 uint64_t vn_to_daemon(const void *ptr)
 {
     uintptr_t a = (uintptr_t)ptr;
@@ -240,6 +253,9 @@ static int copy(const char *api, void *dst, size_t destMax, const void *src, siz
     int ready = vn_ready(api);
     if (ready) return ready;
     int dst_pageable = pageable(dst, host_dst(kind)), src_pageable = pageable(src, host_src(kind));
+    if ((src_pageable && count <= destMax && !vn_readable(src, count)) || (dst_pageable && !vn_readable(dst, count)))
+        return vn_fail(100000, api, "%s does not hold count (%zu) bytes of this program", src_pageable ? "src" : "dst",
+                       count);
     int code = vn_push_pinned();
     if (code) return code;
     vn_req r;
