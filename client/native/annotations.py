@@ -30,6 +30,12 @@ BYTES: Final[dict[tuple[str, str], tuple[str, str]]] = {
     ("acltdtEnqueueData", "userData"): ("userData", "userDataSize"),
 }
 MAX_BYTES: Final = 256 << 20  # a larger block is refused (100000) before it is read: the daemon's message limit
+# out-parameters that are the fields of one C struct: function -> (the struct's C parameter, a pointer field that
+# must be NULL or None); the struct is zeroed, then its fields written
+STRUCT_OUTS: Final[dict[str, tuple[str, str | None]]] = {
+    "aclrtGetErrorVerbose": ("errorInfo", None),
+    "aclrtGetDeviceUtilizationRate": ("utilizationInfo", "utilizationExtend"),
+}
 # calls that may make the device read host memory: remote pinned buffers are sent first
 PUSH_BEFORE: Final = frozenset(
     {

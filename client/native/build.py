@@ -109,7 +109,12 @@ def build(staging: Path, cc: str) -> codegen.Generated:
     common = [cc, *FLAGS, f"-I{SOURCES}", f"-I{include}", f"-L{lib64}", "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN"]
     defines = [f'-DVNPU_PYTHON="{sys.executable}"', f'-DVNPU_SOC_NAME="{SOC_NAME}"']
     units = {
-        "ascendcl": [*(str(SOURCES / c) for c in CORE), str(work / "gen_ascendcl.c"), str(work / "gen_tables.c")],
+        "ascendcl": [
+            *(str(SOURCES / c) for c in CORE),
+            str(work / "gen_ascendcl.c"),
+            str(work / "gen_tables.c"),
+            str(work / "gen_host.c"),
+        ],
         "nnopbase": [str(SOURCES / "hostobj.c"), str(work / "gen_nnopbase.c")],
         "opapi": [str(work / "gen_opapi.c")],
     }

@@ -35,9 +35,23 @@ _DEFINED = re.compile(r"^VN_EXPORT\s+[^;{(]*?\b(\w+)\(", re.MULTILINE)
 ERROR_RESULTS = frozenset({"aclError", "aclnnStatus"})
 
 
+HOST_EVALUATED = frozenset(
+    {
+        "aclDataTypeSize",
+        "aclGetCannAttribute",
+        "aclGetCannAttributeList",
+        "aclrtCheckArchCompatibility",
+        "aclrtGetVersion",
+        "aclrtDeviceGetStreamPriorityRange",
+        "aclrtGetRunMode",
+        "aclrtDeviceGetBareTgid",
+    }
+)
+
+
 def hand_written() -> frozenset[str]:
-    """The exported functions the hand-written sources define."""
-    names: set[str] = set()
+    """The exported functions the hand-written sources define (and those `emit_host` writes)."""
+    names: set[str] = set(HOST_EVALUATED)
     for path in sorted(SOURCES.glob("*.c")):
         names.update(_DEFINED.findall(path.read_text()))
     return frozenset(names)
@@ -111,6 +125,9 @@ def _unplain(call: Call, proto: Prototype, structs: frozenset[str]) -> str:
             return f"the C prototype has no parameter {name}"
         if kind_of(field) is None:
             return f"argument {name} is not plain ({field.annotation})"
+    if call.name in notes.STRUCT_OUTS:
+        bad = [n for n, f in call.result.model_fields.items() if kind_of(f) not in ("int", "uint", "addr")]
+        return f"struct fields {bad} are not plain" if bad else ""
     for name, field in call.result.model_fields.items():
         c = _param(proto, call, name)
         if c not in params or not params[c].rstrip().endswith("*"):
@@ -156,7 +173,14 @@ def emit_call(proto: Prototype) -> str:
     outs = list(call.result.model_fields.items())
     ins = list(call.request.model_fields.items())
     inout = {name for name, _ in outs if name in call.request.model_fields}
-    for name, _ in outs:
+    struct = notes.STRUCT_OUTS.get(api)
+    if struct is not None:
+        param, reserved = struct
+        lines.append(f"    if (!{param}) {_failure(proto, f'vn_null_out(api, {chr(34)}{param}{chr(34)})')}")
+        if reserved:
+            must = f'vn_fail(100000, api, "{param}->{reserved} must be NULL (it is reserved)")'
+            lines.append(f"    if ({param}->{reserved}) {{ {_failure(proto, must)} }}")
+    for name, _ in outs if struct is None else ():
         param = _param(proto, call, name)
         lines.append(f"    if (!{param}) {_failure(proto, f'vn_null_out(api, {param!r})'.replace(chr(39), chr(34)))}")
     if api in notes.PUSH_BEFORE:
@@ -196,12 +220,15 @@ def emit_call(proto: Prototype) -> str:
     lines.append(f"    if (code) {{ {_failure(proto, 'code')} }}")
     if outs:
         lines.append("    if (reply.root) {")
+        if struct is not None:
+            lines.append(f"        memset({struct[0]}, 0, sizeof(*{struct[0]}));")
         for name, field in outs:
             param = _param(proto, call, name)
+            target = f"{struct[0]}->{name}" if struct is not None else f"*{param}"
             kind = kind_of(field)
             value = f'vn_out(&reply, "{name}")'
             if kind == "float":
-                lines.append(f"        *{param} = (__typeof__(*{param}))mp_f64({value});")
+                lines.append(f"        {target} = (__typeof__({target}))mp_f64({value});")
             elif kind == "str":
                 length = notes.STRING_LENGTH[(api, name)]
                 lines.append(f"        {{ char *s = mp_strdup({value}); size_t n = strlen(s);")
@@ -210,7 +237,7 @@ def emit_call(proto: Prototype) -> str:
                 )
                 lines.append(f"          memcpy({param}, s, n); {param}[n] = 0; }} free(s); }}")
             else:
-                lines.append(f"        *{param} = (__typeof__(*{param}))(uintptr_t)mp_u64v({value});")
+                lines.append(f"        {target} = (__typeof__({target}))(uintptr_t)mp_u64v({value});")
         lines.append("        vn_reply_free(&reply);")
         lines.append("    }")
     if api in notes.PULL_AFTER:
@@ -329,4 +356,115 @@ def generate(table: Table, headers: Iterable[str]) -> Generated:
         ops = emit_ops() + "\n\n" if library == "opapi" else ""
         done[library] = prelude + ops + "\n\n".join(bodies) + "\n"
     done["tables"] = emit_tables()
+    done["host"] = '#include "core.h"\n#include <stdint.h>\n#pragma GCC visibility push(default)\n' + emit_host()
     return Generated(done, plans)
+
+
+def _host_error(call: Any, *args: Any) -> tuple[int, str]:
+    """What a host function of `proto.host` answers for `args`: (0, "") or its AclError's code and message."""
+    from proto.errors import AclError
+
+    try:
+        call(*args)
+    except AclError as error:
+        return error.code, error.message
+    return 0, ""
+
+
+def emit_host() -> str:
+    """The host functions of `proto.host` whose answers depend only on their arguments' enum values or on nothing:
+    evaluated here, over every value, so the C answers are the Python ones."""
+    import proto.host as host
+    from proto.constants import aclCannAttr, aclDataType
+    from proto.identity import NPU_ARCHES
+
+    def c_string(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    sizes = "\n".join(f"    case {int(t)}: return {host.aclDataTypeSize(int(t))};" for t in aclDataType)
+    attrs = []
+    for attr in aclCannAttr:
+        code, _ = _host_error(host.aclGetCannAttribute, int(attr))
+        value = host.aclGetCannAttribute(int(attr)) if not code else 0
+        attrs.append(f"    case {int(attr)}: *value = {value}; return 0;")
+    _, bad_attr = _host_error(host.aclGetCannAttribute, -1)
+    available = ", ".join(str(a) for a in host.aclGetCannAttributeList()) or "0"
+    count = len(host.aclGetCannAttributeList())
+    socs = "\n".join(f"    {{{c_string(name)}, {host.aclrtCheckArchCompatibility(name)}}}," for name in NPU_ARCHES)
+    major, minor, patch = host.aclrtGetVersion()
+    least, greatest = host.aclrtDeviceGetStreamPriorityRange()
+    return f"""
+#include <string.h>
+#include <unistd.h>
+size_t aclDataTypeSize(int dataType)
+{{
+    switch (dataType) {{
+{sizes}
+    default: return {host.aclDataTypeSize(-1)};
+    }}
+}}
+int aclGetCannAttribute(int cannAttr, int32_t *value)
+{{
+    vn_enter("aclGetCannAttribute");
+    if (!value) return vn_null_out("aclGetCannAttribute", "value");
+    switch (cannAttr) {{
+{chr(10).join(attrs)}
+    default:
+        return vn_fail(100000, "aclGetCannAttribute", "cannAttr %d is not an aclCannAttr (0, 1 or 2)", cannAttr);
+    }}
+    (void){c_string(bad_attr)};
+}}
+static const int available_attributes[] = {{{available}}};
+int aclGetCannAttributeList(const int **cannAttrList, size_t *num)
+{{
+    vn_enter("aclGetCannAttributeList");
+    if (!cannAttrList || !num)
+        return vn_fail(100000, "aclGetCannAttributeList", "%s is NULL: it must point to where the result goes",
+                       !cannAttrList ? "cannAttrList" : "num");
+    *cannAttrList = available_attributes, *num = {count};
+    return 0;
+}}
+static const struct {{ const char *name; int same; }} socs[] = {{
+{socs}
+}};
+int aclrtCheckArchCompatibility(const char *socVersion, int32_t *canCompatible)
+{{
+    const char *api = "aclrtCheckArchCompatibility";
+    vn_enter(api);
+    if (!canCompatible) return vn_null_out(api, "canCompatible");
+    if (!socVersion || !*socVersion) return vn_fail(107000, api, "socVersion is NULL or empty");
+    for (size_t i = 0; i < sizeof(socs) / sizeof(socs[0]); i++)
+        if (!strcmp(socs[i].name, socVersion)) return *canCompatible = socs[i].same, 0;
+    return vn_fail(107000, api, "'%s' is not a SoC name the runtime knows", socVersion);
+}}
+int aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
+{{
+    vn_enter("aclrtGetVersion");
+    if (!majorVersion || !minorVersion || !patchVersion)
+        return vn_fail(100000, "aclrtGetVersion", "%s is NULL: it must point to where the result goes",
+                       !majorVersion ? "majorVersion" : !minorVersion ? "minorVersion" : "patchVersion");
+    *majorVersion = {major}, *minorVersion = {minor}, *patchVersion = {patch};
+    return 0;
+}}
+int aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority)
+{{
+    vn_enter("aclrtDeviceGetStreamPriorityRange");
+    if (leastPriority) *leastPriority = {least};
+    if (greatestPriority) *greatestPriority = {greatest};
+    return 0;
+}}
+int aclrtGetRunMode(int *runMode)
+{{
+    vn_enter("aclrtGetRunMode");
+    if (!runMode) return vn_null_out("aclrtGetRunMode", "runMode");
+    *runMode = {host.aclrtGetRunMode()};
+    return 0;
+}}
+int aclrtDeviceGetBareTgid(int32_t *pid)
+{{
+    vn_enter("aclrtDeviceGetBareTgid");
+    if (!pid) return vn_null_out("aclrtDeviceGetBareTgid", "pid");
+    *pid = (int32_t)getpid();
+    return 0;
+}}
+"""

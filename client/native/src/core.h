@@ -121,6 +121,7 @@ const mp_obj *vn_out(const vn_reply *r, const char *name);
 /* Errors: keep a message for aclGetRecentErrMsg and return `code`. */
 int vn_fail(int code, const char *api, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int vn_null_out(const char *api, const char *param);
+int vn_fail_transport(const char *api, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int vn_not_implemented(const char *api);
 const char *vn_code_name(int code);
 void vn_set_message(char *message); /* takes ownership */

@@ -70,13 +70,13 @@ int vn_start_embedded(vn_config *config)
     const char *tmp = getenv("TMPDIR");
     snprintf(daemon_dir, sizeof(daemon_dir), "%s/vnpu-embedded-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(daemon_dir))
-        return vn_fail(500000, "aclInit", "VNPU_ENDPOINT=embedded: cannot make a private directory: %m");
+        return vn_fail_transport("aclInit", "VNPU_ENDPOINT=embedded: cannot make a private directory: %m");
     char log_path[300], sock[300];
     snprintf(log_path, sizeof(log_path), "%s/daemon.log", daemon_dir);
     snprintf(sock, sizeof(sock), "%s/vnpu.sock", daemon_dir);
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid < 0) return vn_fail(500000, "aclInit", "VNPU_ENDPOINT=embedded: cannot start the daemon: %m");
+    if (pid < 0) return vn_fail_transport("aclInit", "VNPU_ENDPOINT=embedded: cannot start the daemon: %m");
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent) _exit(1);
@@ -96,7 +96,7 @@ int vn_start_embedded(vn_config *config)
         int status;
         if (waitpid(pid, &status, WNOHANG) == pid) {
             daemon_pid = 0;
-            return vn_fail(500000, "aclInit",
+            return vn_fail_transport("aclInit",
                            "VNPU_ENDPOINT=embedded: the private daemon (%s) exited at start (status %d); its "
                            "output is in %s",
                            VNPU_PYTHON, WIFEXITED(status) ? WEXITSTATUS(status) : -1, log_path);
@@ -106,10 +106,10 @@ int vn_start_embedded(vn_config *config)
         nanosleep(&t, NULL);
     }
     stop_daemon();
-    return vn_fail(500000, "aclInit", "VNPU_ENDPOINT=embedded: the private daemon did not answer within %d s; its "
+    return vn_fail_transport("aclInit", "VNPU_ENDPOINT=embedded: the private daemon did not answer within %d s; its "
                                       "output is in %s", START_TIMEOUT_S, log_path);
 connect:
-    if (asprintf(&socket_path, "%s/vnpu.sock", daemon_dir) < 0) return vn_fail(500000, "aclInit", "out of memory");
+    if (asprintf(&socket_path, "%s/vnpu.sock", daemon_dir) < 0) return vn_fail_transport("aclInit", "out of memory");
     free(config->uds);
     config->uds = socket_path;
     free(config->endpoint);

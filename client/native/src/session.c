@@ -174,6 +174,19 @@ int vn_fail(int code, const char *api, const char *fmt, ...)
     return code;
 }
 
+/* A transport failure (the daemon unreachable, the connection gone): the Python client's TransportError, whose
+ * text the C toolkit keeps as "api: message", with ACL_ERROR_INTERNAL_ERROR. */
+int vn_fail_transport(const char *api, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    char *message = format(fmt, args);
+    va_end(args);
+    vn_set_message(sprintf_alloc("%s: %s", api, message ? message : ""));
+    free(message);
+    return 500000;
+}
+
 int vn_null_out(const char *api, const char *param)
 {
     return vn_fail(100000, api, "%s is NULL: it must point to where the result goes", param);
@@ -519,7 +532,7 @@ int vn_ready(const char *api)
 
 static int broken_code(vn_session *s, const char *api)
 {
-    return vn_fail(500000, api, "%s", s->broken ? s->broken : "the connection to the daemon closed");
+    return vn_fail_transport(api, "%s", s->broken ? s->broken : "the connection to the daemon closed");
 }
 
 int vn_call(vn_req *r, vn_reply *out)
@@ -671,7 +684,7 @@ static int open_session(vn_config *config, vn_session **made)
             const char *body = strchr(err + 5, ' ');
             body = body ? body + 1 : "";
             if (status == 401)
-                vn_fail(code, "aclInit", "the vnpu daemon at %s requires a token: %s (HTTP 401)", config->endpoint,
+                vn_fail_transport("aclInit", "the vnpu daemon at %s requires a token: %s (HTTP 401)", config->endpoint,
                         config->token ? "check VNPU_TOKEN (it was not accepted)"
                                       : "set VNPU_TOKEN to one of the daemon's tokens");
             else {
@@ -685,11 +698,11 @@ static int open_session(vn_config *config, vn_session **made)
                     while (*end && !(*end == '"' && end[-1] != '\\')) end++;
                     vn_fail(code, "aclInit", "%.*s", (int)(end - msg), msg);
                 } else
-                    vn_fail(code, "aclInit", "the vnpu daemon at %s refused the session: %s", config->endpoint, err);
+                    vn_fail_transport("aclInit", "the vnpu daemon at %s refused the session: %s", config->endpoint, err);
             }
         } else {
             const char *hint = strstr(err, "refused") || strstr(err, "No such file") ? " (is it running? `vnpu serve` starts one)" : "";
-            vn_fail(code, "aclInit", "cannot reach the vnpu daemon at %s: %s%s", config->endpoint, err, hint);
+            vn_fail_transport("aclInit", "cannot reach the vnpu daemon at %s: %s%s", config->endpoint, err, hint);
             once_unreachable(config->endpoint, err);
         }
         free(s);
@@ -701,7 +714,7 @@ static int open_session(vn_config *config, vn_session **made)
         once_unreachable(config->endpoint, "the connection closed before the daemon's hello");
         close(s->ws.fd);
         free(s);
-        return vn_fail(500000, "aclInit", "cannot reach the vnpu daemon at %s: no hello", config->endpoint);
+        return vn_fail_transport("aclInit", "cannot reach the vnpu daemon at %s: no hello", config->endpoint);
     }
     mp_tree t;
     const mp_obj *m = mp_parse(&t, hello, len);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "session.h"
 
@@ -142,5 +143,66 @@ VN_EXPORT int aclrtBinaryLoadFromFile(const char *binPath, void *options, void *
     if (code) return code;
     *binHandle = (void *)(uintptr_t)mp_u64v(vn_out(&reply, "binHandle"));
     vn_reply_free(&reply);
+    return 0;
+}
+
+/* ---- half-precision conversions, as the runtime does them (proto/host.py says how) ---------------------------- */
+VN_EXPORT float aclFloat16ToFloat(uint16_t value)
+{
+    int sign = value >> 15 & 1, exponent = value >> 10 & 0x1f, mantissa = value & 0x3ff;
+    if (!exponent && !mantissa) return sign ? -0.0f : 0.0f;
+    double significand = exponent ? (mantissa | 0x400) : mantissa;
+    double magnitude = significand * __builtin_ldexp(1.0, (exponent > 1 ? exponent : 1) - 25);
+    return (float)(sign ? -magnitude : magnitude);
+}
+
+static uint32_t rounds_up(uint64_t bits, int dropped)
+{
+    uint64_t half = 1ull << (dropped - 1), kept_odd = bits >> dropped & 1, rest = bits & ((half << 1) - 1);
+    return rest > half || (rest == half && kept_odd);
+}
+
+VN_EXPORT uint16_t aclFloatToFloat16(float value)
+{
+    uint32_t bits;
+    memcpy(&bits, &value, 4);
+    uint32_t sign = bits >> 31, exponent = bits >> 23 & 0xff, mantissa = bits & 0x7fffff;
+    int32_t half_exponent;
+    uint32_t half_mantissa;
+    if (exponent > 127 + 15) half_exponent = 0x1e, half_mantissa = 0x3ff;
+    else if (exponent <= 127 - 15) {
+        half_exponent = 0;
+        if (exponent >= 127 - 24) {
+            uint64_t shifted = (uint64_t)(mantissa | 0x800000) << (exponent - (127 - 24));
+            half_mantissa = (uint32_t)(shifted >> 23) + rounds_up(shifted, 23);
+        } else half_mantissa = exponent == 127 - 25 && mantissa ? 1 : 0;
+    } else {
+        half_exponent = (int32_t)exponent - (127 - 15);
+        half_mantissa = (mantissa >> 13) + rounds_up(mantissa, 13);
+        if (half_mantissa & 0x400) half_exponent += 1;
+    }
+    if (half_exponent >= 0x1f) half_exponent = 0x1e, half_mantissa = 0x3ff;
+    else if (half_exponent == 0 && half_mantissa == 0x400) half_exponent = 1, half_mantissa = 0;
+    return (uint16_t)(sign << 15 | (uint32_t)half_exponent << 10 | (half_mantissa & 0x3ff));
+}
+
+VN_EXPORT int aclsysGetVersionNum(char *pkgName, int32_t *versionNum)
+{
+    const char *api = "aclsysGetVersionNum";
+    vn_enter(api);
+    if (!versionNum) return vn_null_out(api, "versionNum");
+    char version[128];
+    int code = aclsysGetVersionStr(pkgName, version);
+    if (code) return code;
+    unsigned major, minor, patch, number = 0;
+    char stage[16] = "";
+    int n = sscanf(version, "%u.%u.%u%*[.-]%15[a-zA-Z]%*[.-]%u", &major, &minor, &patch, stage, &number);
+    if (n < 3) n = sscanf(version, "%u.%u.%u%15[a-zA-Z]%u", &major, &minor, &patch, stage, &number);
+    if (n < 3) return vn_fail(500000, api, "the version '%s' of %s is not X.Y.Z[.alphaN]", version, pkgName);
+    int32_t value = (int32_t)(major * 10000000u + minor * 100000u + patch * 1000u);
+    if (!strcasecmp(stage, "alpha")) value += -300 + (int32_t)number;
+    else if (!strcasecmp(stage, "beta")) value += -200 + (int32_t)number;
+    else if (!strcasecmp(stage, "rc")) value += -100 + (int32_t)number;
+    *versionNum = value;
     return 0;
 }
