@@ -19,7 +19,6 @@ C_NAMES: Final[dict[tuple[str, str], str]] = {
 STRING_LENGTH: Final[dict[tuple[str, str], str]] = {
     ("aclrtIpcMemGetExportKey", "key"): "len",
     ("aclrtNotifyGetExportKey", "key"): "len",
-    ("aclmdlRIGetName", "name"): "maxLen",
 }
 # bytes read from program memory: (function, call-table argument) -> (C pointer parameter, C length parameter)
 BYTES: Final[dict[tuple[str, str], tuple[str, str]]] = {

@@ -67,7 +67,7 @@ vn_thread *vn_self(void)
     pthread_once(&thread_once, make_key);
     t_state = calloc(1, sizeof(vn_thread));
     if (!t_state) abort();
-    t_state->tid = syscall(SYS_gettid);
+    t_state->tid = (long)pthread_self(); /* what a program passes as a thread id (aclrtSubscribeReport's threadId) */
     pthread_setspecific(thread_key, t_state);
     return t_state;
 }
@@ -262,7 +262,11 @@ typedef struct failed {
     char *api;
     char *message; /* "api (the 3rd aclnnAdd call of this thread) #12 failed: ..." */
     uint64_t more;
+    mp_tree task_tree; /* the failed task's information, when the error carries one */
+    const mp_obj *task;
 } failed;
+
+void vn_report_task(const mp_obj *task);
 
 static void pipelined_error(vn_session *s, const mp_obj *m)
 {
@@ -289,6 +293,18 @@ static void pipelined_error(vn_session *s, const mp_obj *m)
         snprintf(where, sizeof(where), " (%s)", text);
     }
     f->message = sprintf_alloc("%s%s #%llu failed: %s", f->api, where, (unsigned long long)ident, message);
+    const mp_obj *task = mp_get(error, "task");
+    if (task && task->type == MP_MAP) { /* kept in a tree of its own: the message's is freed */
+        mp_buf copy;
+        mp_init(&copy);
+        mp_map(&copy, task->n);
+        for (uint32_t i = 0; i < task->n; i++) {
+            const mp_obj *k = &task->v.items[2 * i], *v = &task->v.items[2 * i + 1];
+            mp_strn(&copy, k->v.s, k->type == MP_STR ? k->n : 0);
+            mp_int(&copy, mp_i64(v));
+        }
+        f->task = mp_parse(&f->task_tree, copy.data, copy.len);
+    }
     free(message);
     f->next = s->failed;
     s->failed = f;
@@ -318,6 +334,7 @@ static int settle_earlier(vn_session *s)
     char *message = sprintf_alloc("%s%s (raised at %s, the thread's next waiting call; VNPU_LAUNCH_BLOCKING=1 raises "
                                   "it at its own call)",
                                   f->message, more, at);
+    if (f->task) vn_report_task(f->task), mp_tree_free(&f->task_tree); /* before the code is kept as the last */
     int code = keep_error(f->code, f->api, message);
     free(message);
     free(f->message);
@@ -535,7 +552,24 @@ static int broken_code(vn_session *s, const char *api)
     return vn_fail_transport(api, "%s", s->broken ? s->broken : "the connection to the daemon closed");
 }
 
+void *vn_stream_state_before(const char *api, int has_stream, uint64_t stream);
+void vn_stream_state_after(void *watch, int code, const mp_obj *result);
+static int call(vn_req *r, vn_reply *out);
+
 int vn_call(vn_req *r, vn_reply *out)
+{
+    const char *api = r->api;
+    void *watch = vn_stream_state_before(api, r->has_stream, r->stream);
+    if (!watch) return call(r, out);
+    vn_reply local;
+    vn_reply *reply = out ? out : &local;
+    int code = call(r, reply);
+    vn_stream_state_after(watch, code, code ? NULL : reply->result);
+    if (!out && !code && reply->root) vn_reply_free(reply);
+    return code;
+}
+
+static int call(vn_req *r, vn_reply *out)
 {
     vn_session *s = vn_current;
     if (out) memset(out, 0, sizeof(*out));
@@ -616,6 +650,7 @@ int vn_call(vn_req *r, vn_reply *out)
         int code = earlier;
         if (!earlier) {
             char *api = mp_strdup(mp_get(error, "api")), *message = mp_strdup(mp_get(error, "message"));
+            vn_report_task(mp_get(error, "task"));
             code = keep_error((int)mp_i64(mp_get(error, "code")), *api ? api : r->api, message);
             free(api);
             free(message);

@@ -206,3 +206,70 @@ VN_EXPORT int aclsysGetVersionNum(char *pkgName, int32_t *versionNum)
     *versionNum = value;
     return 0;
 }
+
+/* ---- stream attributes: the union aclrtStreamAttrValue travels as its 64-bit member (the daemon reads a 32-bit
+ * member from its low half, the bytes it occupies on a little-endian host); a get writes the attribute's member
+ * only (failureMode is the one 64-bit member) ------------------------------------------------------------------- */
+#define STREAM_ATTR_FAILURE_MODE 1
+
+VN_EXPORT int aclrtSetStreamAttribute(void *stream, int stmAttrType, void *value)
+{
+    const char *api = "aclrtSetStreamAttribute";
+    vn_enter(api);
+    if (!value) return vn_fail(100000, api, "value is NULL: it must point to the aclrtStreamAttrValue to set");
+    uint64_t bits;
+    memcpy(&bits, value, 8);
+    vn_req r;
+    vn_req_begin(&r, api, 3, 0);
+    mp_key(&r.b, "stream"), mp_uint(&r.b, (uintptr_t)stream);
+    mp_key(&r.b, "stmAttrType"), mp_int(&r.b, stmAttrType);
+    mp_key(&r.b, "value"), mp_uint(&r.b, bits);
+    return vn_call(&r, NULL);
+}
+
+VN_EXPORT int aclrtGetStreamAttribute(void *stream, int stmAttrType, void *value)
+{
+    const char *api = "aclrtGetStreamAttribute";
+    vn_enter(api);
+    if (!value) return vn_null_out(api, "value");
+    vn_req r;
+    vn_req_begin(&r, api, 2, 0);
+    mp_key(&r.b, "stream"), mp_uint(&r.b, (uintptr_t)stream);
+    mp_key(&r.b, "stmAttrType"), mp_int(&r.b, stmAttrType);
+    vn_reply reply;
+    int code = vn_call(&r, &reply);
+    if (code) return code;
+    uint64_t got = mp_u64v(vn_out(&reply, "value"));
+    vn_reply_free(&reply);
+    if (stmAttrType == STREAM_ATTR_FAILURE_MODE) memcpy(value, &got, 8);
+    else {
+        uint32_t low = (uint32_t)got;
+        memcpy(value, &low, 4);
+    }
+    return 0;
+}
+
+/* aclmdlRIGetName: the ACL layer's NULL checks first; a buffer too small is zero-filled, as securec leaves it when
+ * the runtime's copy fails (507000) */
+VN_EXPORT int aclmdlRIGetName(void *modelRI, uint32_t maxLen, char *name)
+{
+    const char *api = "aclmdlRIGetName";
+    vn_enter(api);
+    if (!modelRI) return vn_fail(100000, api, "modelRI is NULL");
+    if (!name) return vn_fail(100000, api, "name is NULL: it must point to a buffer of maxLen bytes");
+    vn_req r;
+    vn_req_begin(&r, api, 2, 0);
+    mp_key(&r.b, "modelRI"), mp_uint(&r.b, (uintptr_t)modelRI);
+    mp_key(&r.b, "maxLen"), mp_uint(&r.b, maxLen);
+    vn_reply reply;
+    int code = vn_call(&r, &reply);
+    if (code) {
+        if (code == 507000) memset(name, 0, maxLen);
+        return code;
+    }
+    const mp_obj *text = vn_out(&reply, "name");
+    size_t n = text && text->type == MP_STR ? text->n : 0;
+    if (n + 1 <= maxLen) memcpy(name, text->v.s, n), name[n] = 0;
+    vn_reply_free(&reply);
+    return 0;
+}
