@@ -26,10 +26,27 @@ SKIP = frozenset({"aclInit", "aclFinalize", "aclrtResetDevice", "aclrtResetDevic
 ROUNDS = 3
 
 
+def function_pointers(cdef: str) -> frozenset[str]:
+    """The typedef names of function pointers (callbacks)."""
+    from pycparser import c_ast, c_parser
+
+    from client.capi.prototypes import STD_TYPES
+
+    tree = c_parser.CParser().parse(STD_TYPES + cdef)
+    return frozenset(
+        node.name
+        for node in tree.ext
+        if isinstance(node, c_ast.Typedef)
+        and isinstance(node.type, c_ast.PtrDecl)
+        and isinstance(node.type.type, c_ast.FuncDecl)
+    )
+
+
 def fuzz_source(native: Path, seed: int) -> str:
     include = native / "include"
     headers = [*ENTRY_HEADERS, *sorted(p.relative_to(include).as_posix() for p in (include / "aclnnop").glob("*.h"))]
     table = read_table(include, headers)
+    functions = function_pointers(table.cdef_types)
     rng = random.Random(seed)
     calls = []
     for proto in table.prototypes:
@@ -38,7 +55,9 @@ def fuzz_source(native: Path, seed: int) -> str:
         for _ in range(ROUNDS):
             args = []
             for param in proto.params:
-                if param.ctype.rstrip().endswith("*"):
+                if param.ctype in functions:  # a program's function: called as it is, so never garbage here
+                    args.append("NULL")
+                elif param.ctype.rstrip().endswith("*"):
                     args.append(f"({param.ctype})" + rng.choice(["NULL", "scratch()"]))
                 elif "timeout" in param.name.lower():
                     args.append(f"({param.ctype})0")
