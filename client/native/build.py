@@ -30,8 +30,8 @@ from proto.identity import SOC_NAME
 
 PACKAGE = Path(__file__).parent
 SOURCES = PACKAGE / "src"
-CORE = ("mp.c", "ws.c", "session.c", "config.c", "embedded.c", "pinned.c", "special.c", "callbacks.c")
-CORE += ("streamstate.c", "exceptions.c")
+CORE: tuple[str, ...] = ("mp.c", "ws.c", "session.c", "config.c", "embedded.c", "pinned.c", "special.c")
+CORE += ("callbacks.c", "streamstate.c", "exceptions.c")
 FLAGS = (
     "-std=gnu11",
     "-O2",
