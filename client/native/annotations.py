@@ -28,6 +28,20 @@ BYTES: Final[dict[tuple[str, str], tuple[str, str]]] = {
     ("acltdtEnqueueData", "data"): ("data", "dataSize"),
     ("acltdtEnqueueData", "userData"): ("userData", "userDataSize"),
 }
+# a struct passed by value whose bytes are the argument: (function, argument) -> C parameter
+BYTES_VALUE: Final[dict[tuple[str, str], str]] = {("aclrtIpcOpenEventHandle", "handle"): "handle"}
+# bytes written back into the program's memory: (function, out) -> (C pointer parameter, its size or "" for the
+# size of what it points to)
+BYTES_OUT: Final[dict[tuple[str, str], tuple[str, str]]] = {
+    ("aclrtIpcGetEventHandle", "handle"): ("handle", ""),
+}
+# arrays of numbers: (function, argument) -> (C pointer parameter, C count parameter, most elements read)
+LISTS: Final[dict[tuple[str, str], tuple[str, str, int]]] = {
+    ("aclrtCreateLabelList", "labels"): ("labels", "num", 65535),
+    ("aclrtNotifySetImportPid", "pid"): ("pid", "num", 1 << 16),
+    ("aclrtIpcMemSetImportPid", "pid"): ("pid", "num", 1 << 16),
+    ("aclrtMemSetPidToShareableHandle", "pid"): ("pid", "pidNum", 1 << 16),
+}
 MAX_BYTES: Final = 256 << 20  # a larger block is refused (100000) before it is read: the daemon's message limit
 # out-parameters that are the fields of one C struct: function -> (the struct's C parameter, a pointer field that
 # must be NULL or None); the struct is zeroed, then its fields written

@@ -97,6 +97,11 @@ def aggregates(table: Table) -> frozenset[str]:
     return frozenset(found)
 
 
+def kind_of_list(field: Any) -> str:
+    """A list argument's element kind: "addr" for handles, "int" for numbers."""
+    return "addr" if "BeforeValidator" in str(field.annotation) else "int"
+
+
 def plan(proto: Prototype, written: frozenset[str], structs: frozenset[str] = frozenset()) -> Plan:
     if proto.name in written:
         return Plan("hand")
@@ -119,7 +124,11 @@ def _param(proto: Prototype, call: Call, name: str) -> str:
 def _unplain(call: Call, proto: Prototype, structs: frozenset[str]) -> str:
     params = {p.name: p.ctype for p in proto.params}
     for name, field in call.request.model_fields.items():
-        if (call.name, name) in notes.BYTES:
+        if (
+            (call.name, name) in notes.BYTES
+            or (call.name, name) in notes.BYTES_VALUE
+            or (call.name, name) in notes.LISTS
+        ):
             continue
         if _param(proto, call, name) not in params:
             return f"the C prototype has no parameter {name}"
@@ -129,6 +138,8 @@ def _unplain(call: Call, proto: Prototype, structs: frozenset[str]) -> str:
         bad = [n for n, f in call.result.model_fields.items() if kind_of(f) not in ("int", "uint", "addr")]
         return f"struct fields {bad} are not plain" if bad else ""
     for name, field in call.result.model_fields.items():
+        if (call.name, name) in notes.BYTES_OUT:
+            continue
         c = _param(proto, call, name)
         if c not in params or not params[c].rstrip().endswith("*"):
             return f"out-parameter {name} is no C pointer"
@@ -208,6 +219,26 @@ def emit_call(proto: Prototype) -> str:
                 f'    mp_key(&r.b, "{name}"); {nil}mp_bin(&r.b, {pointer}, {pointer} ? (size_t)({length}) : 0);'
             )
             continue
+        if (api, name) in notes.BYTES_VALUE:
+            value = notes.BYTES_VALUE[(api, name)]
+            lines.append(f'    mp_key(&r.b, "{name}"); mp_bin(&r.b, &{value}, sizeof({value}));')
+            continue
+        if (api, name) in notes.LISTS:
+            pointer, count, most = notes.LISTS[(api, name)]
+            element = (
+                "mp_uint(&r.b, (uint64_t)(uintptr_t)" if kind_of_list(field) == "addr" else "mp_int(&r.b, (int64_t)"
+            )
+            unreadable = f'vn_fail(100000, api, "{pointer} does not hold {count} (%zu) elements", (size_t)({count}))'
+            lines.append(
+                f"    if ({pointer} && (size_t)({count}) <= {most}u && !vn_readable({pointer}, "
+                f"(size_t)({count}) * sizeof(*{pointer}))) {{ {_failure(proto, unreadable)} }}"
+            )
+            lines.append(
+                f'    mp_key(&r.b, "{name}"); if (!{pointer}) mp_nil(&r.b); else {{ size_t n_ = (size_t)({count}) <= '
+                f"{most}u ? (size_t)({count}) : 0; mp_array(&r.b, (uint32_t)n_); "
+                f"for (size_t i_ = 0; i_ < n_; i_++) {element}{pointer}[i_]); }}"
+            )
+            continue
         param = _param(proto, call, name)
         expr = f"*{param}" if name in inout else param
         lines.append(f'    mp_key(&r.b, "{name}"); {_put(kind_of(field) or "", expr)}')
@@ -223,6 +254,14 @@ def emit_call(proto: Prototype) -> str:
         if struct is not None:
             lines.append(f"        memset({struct[0]}, 0, sizeof(*{struct[0]}));")
         for name, field in outs:
+            if (api, name) in notes.BYTES_OUT:
+                pointer, size = notes.BYTES_OUT[(api, name)]
+                size = size or f"sizeof(*{pointer})"
+                lines.append(
+                    f'        {{ const mp_obj *b_ = vn_out(&reply, "{name}"); if (b_ && (b_->type == MP_BIN || '
+                    f"b_->type == MP_STR)) memcpy({pointer}, b_->v.s, b_->n < {size} ? b_->n : {size}); }}"
+                )
+                continue
             param = _param(proto, call, name)
             target = f"{struct[0]}->{name}" if struct is not None else f"*{param}"
             kind = kind_of(field)
