@@ -16,6 +16,7 @@ from tests.daemons import Daemon, free_port, serving
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "c"
 PASSING = ["concurrent_update", "update_then_execute", "split_models", "cross_stream_capture", "multi_thread"]
+PASSING += ["edit_per_step"]
 CHECKS = Path(__file__).parent / "programs" / "checks.cpp"
 
 

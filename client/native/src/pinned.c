@@ -71,6 +71,17 @@ uint64_t vn_to_daemon(const void *ptr)
     return out;
 }
 
+void *vn_from_daemon(uint64_t daemon)
+{
+    if (!table_n || !daemon) return (void *)(uintptr_t)daemon;
+    void *out = (void *)(uintptr_t)daemon;
+    pthread_rwlock_rdlock(&table_lock);
+    for (size_t i = 0; i < table_n; i++)
+        if (daemon - table[i].daemon < table[i].size) out = (void *)(table[i].local + (daemon - table[i].daemon));
+    pthread_rwlock_unlock(&table_lock);
+    return out;
+}
+
 static int is_pinned(const void *ptr)
 {
     if (!table_n || !ptr) return 0;
