@@ -430,6 +430,9 @@ def emit_host() -> str:
     available = ", ".join(str(a) for a in host.aclGetCannAttributeList()) or "0"
     count = len(host.aclGetCannAttributeList())
     socs = "\n".join(f"    {{{c_string(name)}, {host.aclrtCheckArchCompatibility(name)}}}," for name in NPU_ARCHES)
+    from proto.randomnum import RT_DATA_TYPES
+
+    random_types = "\n".join(f"    case {int(k)}: return {int(v)};" for k, v in RT_DATA_TYPES.items())
     major, minor, patch = host.aclrtGetVersion()
     least, greatest = host.aclrtDeviceGetStreamPriorityRange()
     return f"""
@@ -498,6 +501,13 @@ int aclrtGetRunMode(int *runMode)
     if (!runMode) return vn_null_out("aclrtGetRunMode", "runMode");
     *runMode = {host.aclrtGetRunMode()};
     return 0;
+}}
+int vn_rt_random_data_type(int dtype)
+{{
+    switch (dtype) {{
+{random_types}
+    default: return -1;
+    }}
 }}
 int aclrtDeviceGetBareTgid(int32_t *pid)
 {{
