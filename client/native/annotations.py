@@ -41,7 +41,10 @@ LISTS: Final[dict[tuple[str, str], tuple[str, str, int]]] = {
     ("aclrtNotifySetImportPid", "pid"): ("pid", "num", 1 << 16),
     ("aclrtIpcMemSetImportPid", "pid"): ("pid", "num", 1 << 16),
     ("aclrtMemSetPidToShareableHandle", "pid"): ("pid", "pidNum", 1 << 16),
+    ("aclrtMemSetAccess", "desc"): ("desc", "count", 1 << 16),
 }
+# launches whose argument block may hold pointers into managed memory (translated to the daemon's)
+KERNEL_BLOCKS: Final = frozenset({"vnpuLaunchKernel", "aclrtLaunchKernel"})
 MAX_BYTES: Final = 256 << 20  # a larger block is refused (100000) before it is read: the daemon's message limit
 # out-parameters that are the fields of one C struct: function -> (the struct's C parameter, a pointer field that
 # must be NULL or None); the struct is zeroed, then its fields written

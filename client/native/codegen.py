@@ -27,7 +27,7 @@ from client.capi.prototypes import Prototype, Table
 from client.native import annotations as notes
 from proto.aclnn import OPS, ArgKind
 from proto.aclnn import dtypes as _dtypes
-from proto.calltable import CALLS, Call
+from proto.calltable import CALLS, Call, WireModel
 from proto.errors import ERROR_NAMES
 
 SOURCES = Path(__file__).parent / "src"
@@ -63,6 +63,47 @@ class Plan:
 
     kind: str
     why: str = ""  # a stub's reason (for the docs and the count)
+
+
+def model_of(field: Any) -> type[WireModel] | None:
+    """The call-table struct (a WireModel) an argument is, Optional or not; None for anything else."""
+    import typing
+
+    annotation = field.annotation
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, WireModel):
+            return candidate
+    return None
+
+
+def element_model(field: Any) -> type[WireModel] | None:
+    """The struct an array argument holds (`list[Model] | None`), or None."""
+    import typing
+
+    for candidate in typing.get_args(field.annotation):
+        for inner in typing.get_args(candidate):
+            if isinstance(inner, type) and issubclass(inner, WireModel):
+                return inner
+    return None
+
+
+def emit_struct(expr: str, model: type[WireModel], out: list[str], indent: str = "    ") -> bool:
+    """Lines that put the C struct `expr` (an lvalue) as `model`'s map, field by field under the same names;
+    False when a field is neither plain nor a nested struct."""
+    fields = list(model.model_fields.items())
+    out.append(f"{indent}mp_map(&r.b, {len(fields)});")
+    for name, field in fields:
+        nested = model_of(field)
+        out.append(f'{indent}mp_key(&r.b, "{name}");')
+        if nested is not None:
+            if not emit_struct(f"{expr}.{name}", nested, out, indent):
+                return False
+            continue
+        kind = kind_of(field)
+        if kind is None:
+            return False
+        out.append(f"{indent}{_put(kind, f'{expr}.{name}')}")
+    return True
 
 
 def kind_of(field: Any) -> str | None:
@@ -132,6 +173,11 @@ def _unplain(call: Call, proto: Prototype, structs: frozenset[str]) -> str:
             continue
         if _param(proto, call, name) not in params:
             return f"the C prototype has no parameter {name}"
+        model = model_of(field)
+        if model is not None:
+            if not emit_struct("x", model, []):
+                return f"struct argument {name} has a field that is not plain"
+            continue
         if kind_of(field) is None:
             return f"argument {name} is not plain ({field.annotation})"
     if call.name in notes.STRUCT_OUTS:
@@ -215,6 +261,14 @@ def emit_call(proto: Prototype) -> str:
                 f"{{ {_failure(proto, too_big)} }}"
             )
             lines.insert(4, limit)
+            if api in notes.KERNEL_BLOCKS:  # managed pointers in the block become the daemon's
+                lines.append(f"    void *managed_ = vn_managed_block({pointer}, {pointer} ? (size_t)({length}) : 0);")
+                block = f"(managed_ ? managed_ : (void *)({pointer}))"
+                lines.append(
+                    f'    mp_key(&r.b, "{name}"); {nil}mp_bin(&r.b, {block}, {pointer} ? (size_t)({length}) : 0);'
+                )
+                lines.append("    free(managed_);")
+                continue
             lines.append(
                 f'    mp_key(&r.b, "{name}"); {nil}mp_bin(&r.b, {pointer}, {pointer} ? (size_t)({length}) : 0);'
             )
@@ -223,11 +277,35 @@ def emit_call(proto: Prototype) -> str:
             value = notes.BYTES_VALUE[(api, name)]
             lines.append(f'    mp_key(&r.b, "{name}"); mp_bin(&r.b, &{value}, sizeof({value}));')
             continue
+        model = model_of(field)
+        element = element_model(field)
+        if (api, name) in notes.LISTS and element is not None:  # an array of structs
+            pointer, count, most = notes.LISTS[(api, name)]
+            short = f'vn_fail(100000, api, "{pointer} does not hold {count} structs")'
+            lines.append(
+                f"    if ({pointer} && (size_t)({count}) <= {most}u && !vn_readable({pointer}, (size_t)({count}) * "
+                f"sizeof(*{pointer}))) {{ {_failure(proto, short)} }}"
+            )
+            lines.append(
+                f'    mp_key(&r.b, "{name}"); if (!{pointer}) mp_nil(&r.b); else {{ size_t n_ = (size_t)({count}) <= '
+                f"{most}u ? (size_t)({count}) : 0; mp_array(&r.b, (uint32_t)n_); for (size_t i_ = 0; i_ < n_; i_++) {{"
+            )
+            emit_struct(f"{pointer}[i_]", element, lines, "        ")
+            lines.append("    } }")
+            continue
+        if model is not None:
+            param = _param(proto, call, name)
+            by_pointer = dict((p.name, p.ctype) for p in proto.params)[param].rstrip().endswith("*")
+            lines.append(f'    mp_key(&r.b, "{name}");')
+            if by_pointer:
+                lines.append(f"    if (!{param}) mp_nil(&r.b); else {{")
+            emit_struct(f"(*{param})" if by_pointer else param, model, lines, "        ")
+            if by_pointer:
+                lines.append("    }")
+            continue
         if (api, name) in notes.LISTS:
             pointer, count, most = notes.LISTS[(api, name)]
-            element = (
-                "mp_uint(&r.b, (uint64_t)(uintptr_t)" if kind_of_list(field) == "addr" else "mp_int(&r.b, (int64_t)"
-            )
+            put = "mp_uint(&r.b, (uint64_t)(uintptr_t)" if kind_of_list(field) == "addr" else "mp_int(&r.b, (int64_t)"
             unreadable = f'vn_fail(100000, api, "{pointer} does not hold {count} (%zu) elements", (size_t)({count}))'
             lines.append(
                 f"    if ({pointer} && (size_t)({count}) <= {most}u && !vn_readable({pointer}, "
@@ -236,7 +314,7 @@ def emit_call(proto: Prototype) -> str:
             lines.append(
                 f'    mp_key(&r.b, "{name}"); if (!{pointer}) mp_nil(&r.b); else {{ size_t n_ = (size_t)({count}) <= '
                 f"{most}u ? (size_t)({count}) : 0; mp_array(&r.b, (uint32_t)n_); "
-                f"for (size_t i_ = 0; i_ < n_; i_++) {element}{pointer}[i_]); }}"
+                f"for (size_t i_ = 0; i_ < n_; i_++) {put}{pointer}[i_]); }}"
             )
             continue
         param = _param(proto, call, name)

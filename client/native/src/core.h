@@ -139,6 +139,7 @@ int vn_initialized(void);
 /* Whether [p, p + n) lies in mapped memory of the program (mincore): a length a program got wrong is refused
  * with 100000 instead of read past the end of its buffer. */
 int vn_readable(const void *p, size_t n);
+void *vn_managed_block(const void *block, size_t n); /* pinned.c: a launch's block with managed pointers translated */
 
 #pragma GCC visibility pop
 #endif

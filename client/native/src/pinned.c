@@ -24,12 +24,13 @@ typedef struct {
     uint64_t daemon;
     size_t size;
     char *shadow; /* remote: the bytes as last exchanged with the daemon */
+    int managed;  /* aclrtMemAllocManaged memory: its program address is also the device's (kernel arguments) */
 } pinned;
 
 static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t exchange = PTHREAD_MUTEX_INITIALIZER; /* one exchange at a time; held by a free */
 static pinned *table;
-static size_t table_n, table_cap, remote_n;
+static size_t table_n, table_cap, remote_n, managed_n;
 
 static pinned *find(uintptr_t a, size_t *offset)
 {
@@ -101,6 +102,7 @@ static void add(pinned entry)
     table[i] = entry;
     table_n++;
     remote_n += entry.shadow != NULL;
+    managed_n += entry.managed;
     pthread_rwlock_unlock(&table_lock);
 }
 
@@ -163,25 +165,18 @@ int vn_pull_pinned(void)
     return code;
 }
 
-VN_EXPORT int aclrtMallocHost(void **hostPtr, size_t size)
+/* Map the daemon's host buffer `daemon` of `size` bytes into the program (its shared memory, or a local copy kept
+ * in step); the program's address, or 0 with the code in *code. */
+static uintptr_t map_buffer(const char *api, uint64_t daemon, size_t size, int managed, int *code)
 {
-    const char *api = "aclrtMallocHost";
-    vn_enter(api);
-    if (!hostPtr) return vn_fail(100000, api, "hostPtr is NULL: it must point to where the pointer goes");
-    vn_req r;
-    vn_req_begin(&r, api, 1, 0);
-    mp_key(&r.b, "size"), mp_uint(&r.b, size);
     vn_reply reply;
-    int code = vn_call(&r, &reply);
-    if (code) return code;
-    uint64_t daemon = mp_u64v(vn_out(&reply, "hostPtr"));
-    vn_reply_free(&reply);
-    pinned entry = {0, daemon, size, NULL};
+    pinned entry = {0, daemon, size, NULL, managed};
+    *code = 0;
     if (vn_on_this_machine() && size) {
         vn_req info;
         vn_req_begin(&info, "vnpuHostInfo", 1, 0);
         mp_key(&info.b, "hostPtr"), mp_uint(&info.b, daemon);
-        if ((code = vn_call(&info, &reply))) return code;
+        if ((*code = vn_call(&info, &reply))) return 0;
         char *name = mp_strdup(vn_out(&reply, "name")), path[512];
         vn_reply_free(&reply);
         snprintf(path, sizeof(path), "/dev/shm/%s", name);
@@ -197,18 +192,115 @@ VN_EXPORT int aclrtMallocHost(void **hostPtr, size_t size)
     if (!entry.local) { /* remote: a local copy kept in step */
         void *m = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         entry.shadow = calloc(size ? size : 1, 1);
-        if (m == MAP_FAILED || !entry.shadow) return vn_fail(100000, api, "cannot hold %zu bytes here", size);
+        if (m == MAP_FAILED || !entry.shadow) return *code = vn_fail(100000, api, "cannot hold %zu bytes here", size), 0;
         entry.local = (uintptr_t)m;
         if (size) {
-            if ((code = host_call("vnpuHostRead", daemon, size, NULL, 0, &reply))) return code;
+            if ((*code = host_call("vnpuHostRead", daemon, size, NULL, 0, &reply))) return 0;
             const mp_obj *data = vn_out(&reply, "data");
             if (data && data->n == size) memcpy(m, data->v.s, size), memcpy(entry.shadow, data->v.s, size);
             vn_reply_free(&reply);
         }
     }
     add(entry);
-    *hostPtr = (void *)entry.local;
+    return entry.local;
+}
+
+static int allocate(const char *api, void **out, const char *out_name, size_t size, int managed, uint32_t flag)
+{
+    if (!out) return vn_fail(100000, api, "%s is NULL: it must point to where the pointer goes", out_name);
+    vn_req r;
+    vn_req_begin(&r, api, managed ? 2 : 1, 0);
+    mp_key(&r.b, "size"), mp_uint(&r.b, size);
+    if (managed) mp_key(&r.b, "flag"), mp_uint(&r.b, flag);
+    vn_reply reply;
+    int code = vn_call(&r, &reply);
+    if (code) return code;
+    uint64_t daemon = mp_u64v(vn_out(&reply, out_name));
+    vn_reply_free(&reply);
+    uintptr_t local = map_buffer(api, daemon, size, managed, &code);
+    if (code) return code;
+    *out = (void *)local;
     return 0;
+}
+
+VN_EXPORT int aclrtMallocHost(void **hostPtr, size_t size)
+{
+    vn_enter("aclrtMallocHost");
+    return allocate("aclrtMallocHost", hostPtr, "hostPtr", size, 0, 0);
+}
+
+VN_EXPORT int aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag)
+{
+    vn_enter("aclrtMemAllocManaged");
+    return allocate("aclrtMemAllocManaged", ptr, "ptr", size, 1, flag);
+}
+
+/* An argument block (a kernel launch's) with each 8-byte slot that points into managed memory mapped here turned
+ * into the daemon's pointer: a kernel takes the pointer the program writes through, as on the device (remote
+ * buffers are sent first). NULL when nothing needs translating; else a block the caller frees. */
+void *vn_managed_block(const void *block, size_t n)
+{
+    if (!managed_n || !block || n < 8) return NULL;
+    vn_push_pinned();
+    char *copy = malloc(n);
+    memcpy(copy, block, n);
+    int changed = 0;
+    pthread_rwlock_rdlock(&table_lock);
+    for (size_t at = 0; at + 8 <= n; at += 8) {
+        uint64_t slot;
+        memcpy(&slot, copy + at, 8);
+        size_t offset;
+        pinned *p = find((uintptr_t)slot, &offset);
+        if (p && p->managed) {
+            uint64_t daemon = p->daemon + offset;
+            memcpy(copy + at, &daemon, 8), changed = 1;
+        }
+    }
+    pthread_rwlock_unlock(&table_lock);
+    if (!changed) free(copy), copy = NULL;
+    return copy;
+}
+
+/* Remove the buffer that starts at `local` from the table (its entry copied to *out); 0 when none starts there. */
+static int take_entry(const void *local, pinned *out)
+{
+    pthread_rwlock_wrlock(&table_lock);
+    size_t offset = 1;
+    pinned *p = table_n && local ? find((uintptr_t)local, &offset) : NULL;
+    int found = p && offset == 0;
+    if (found) {
+        *out = *p;
+        memmove(p, p + 1, (size_t)(table + table_n - p - 1) * sizeof(pinned));
+        table_n--;
+        remote_n -= out->shadow != NULL;
+        managed_n -= out->managed;
+    }
+    pthread_rwlock_unlock(&table_lock);
+    return found;
+}
+
+static void unmap(pinned *entry)
+{
+    munmap((void *)entry->local, entry->size ? entry->size : 1);
+    free(entry->shadow);
+}
+
+VN_EXPORT int aclrtFree(void *devPtr)
+{
+    const char *api = "aclrtFree";
+    vn_enter(api);
+    int ready = vn_ready(api);
+    if (ready) return ready;
+    pthread_mutex_lock(&exchange);
+    pinned entry = {0};
+    int managed = take_entry(devPtr, &entry);
+    vn_req r;
+    vn_req_begin(&r, api, 1, 0);
+    mp_key(&r.b, "devPtr"), mp_uint(&r.b, managed ? entry.daemon : (uintptr_t)devPtr);
+    int code = vn_call(&r, NULL);
+    pthread_mutex_unlock(&exchange);
+    if (managed) unmap(&entry);
+    return code;
 }
 
 VN_EXPORT int aclrtFreeHost(void *hostPtr)
@@ -218,26 +310,14 @@ VN_EXPORT int aclrtFreeHost(void *hostPtr)
     int ready = vn_ready(api);
     if (ready) return ready;
     pthread_mutex_lock(&exchange);
-    pthread_rwlock_wrlock(&table_lock);
-    size_t offset = 1;
-    pinned *p = table_n && hostPtr ? find((uintptr_t)hostPtr, &offset) : NULL;
     pinned entry = {0};
-    if (p && offset == 0) {
-        entry = *p;
-        memmove(p, p + 1, (size_t)(table + table_n - p - 1) * sizeof(pinned));
-        table_n--;
-        remote_n -= entry.shadow != NULL;
-    }
-    pthread_rwlock_unlock(&table_lock);
+    int found = take_entry(hostPtr, &entry);
     vn_req r;
     vn_req_begin(&r, api, 1, 0);
-    mp_key(&r.b, "hostPtr"), mp_uint(&r.b, entry.local ? entry.daemon : vn_to_daemon(hostPtr));
+    mp_key(&r.b, "hostPtr"), mp_uint(&r.b, found ? entry.daemon : vn_to_daemon(hostPtr));
     int code = vn_call(&r, NULL);
     pthread_mutex_unlock(&exchange);
-    if (entry.local) {
-        munmap((void *)entry.local, entry.size ? entry.size : 1);
-        free(entry.shadow);
-    }
+    if (found) unmap(&entry);
     return code;
 }
 
