@@ -31,7 +31,7 @@ from proto.identity import SOC_NAME
 PACKAGE = Path(__file__).parent
 SOURCES = PACKAGE / "src"
 CORE: tuple[str, ...] = ("mp.c", "ws.c", "session.c", "config.c", "embedded.c", "pinned.c", "special.c")
-CORE += ("callbacks.c", "streamstate.c", "exceptions.c", "modeledit.c", "structs.c", "kernelargs.c")
+CORE += ("callbacks.c", "streamstate.c", "exceptions.c", "modeledit.c", "structs.c", "kernelargs.c", "allocator.c")
 FLAGS = (
     "-std=gnu11",
     "-O2",

@@ -32,6 +32,7 @@ from proto.errors import ERROR_NAMES
 
 SOURCES = Path(__file__).parent / "src"
 _DEFINED = re.compile(r"^VN_EXPORT\s+[^;{(]*?\b(\w+)\(", re.MULTILINE)
+_DEFINED_BY_MACRO = re.compile(r"^[A-Z_]+\((acl\w+),", re.MULTILINE)  # SETTER(aclrtAllocatorSet..., ...)
 ERROR_RESULTS = frozenset({"aclError", "aclnnStatus"})
 
 
@@ -53,7 +54,7 @@ def hand_written() -> frozenset[str]:
     """The exported functions the hand-written sources define (and those `emit_host` writes)."""
     names: set[str] = set(HOST_EVALUATED)
     for path in sorted(SOURCES.glob("*.c")):
-        names.update(_DEFINED.findall(path.read_text()))
+        names.update(_DEFINED.findall(path.read_text()), _DEFINED_BY_MACRO.findall(path.read_text()))
     return frozenset(names)
 
 
