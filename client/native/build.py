@@ -30,8 +30,8 @@ from proto.identity import SOC_NAME
 
 PACKAGE = Path(__file__).parent
 SOURCES = PACKAGE / "src"
-CORE: tuple[str, ...] = ("mp.c", "ws.c", "session.c", "config.c", "embedded.c", "pinned.c", "special.c")
-CORE += ("callbacks.c", "streamstate.c", "exceptions.c", "modeledit.c", "structs.c", "kernelargs.c", "allocator.c")
+NNOPBASE = ("hostobj.c",)  # the aclnn host objects; every other source of src/ is libascendcl.so's core
+CORE = tuple(sorted(p.name for p in SOURCES.glob("*.c") if p.name not in NNOPBASE))
 FLAGS = (
     "-std=gnu11",
     "-O2",
@@ -116,7 +116,7 @@ def build(staging: Path, cc: str) -> codegen.Generated:
             str(work / "gen_tables.c"),
             str(work / "gen_host.c"),
         ],
-        "nnopbase": [str(SOURCES / "hostobj.c"), str(work / "gen_nnopbase.c")],
+        "nnopbase": [*(str(SOURCES / c) for c in NNOPBASE), str(work / "gen_nnopbase.c")],
         "opapi": [str(work / "gen_opapi.c")],
     }
     links = {"ascendcl": [], "nnopbase": ["-lascendcl"], "opapi": ["-lnnopbase", "-lascendcl"]}
