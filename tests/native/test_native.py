@@ -153,3 +153,18 @@ def test_the_program_loads_without_python(native: Path, daemon: Daemon, checks: 
     )
     assert done.stdout.strip() == "0", done.stdout
     assert signal.SIGTERM  # the daemon fixture stops by PID
+
+
+def test_every_function_the_python_toolkit_implements_is_native(native: Path) -> None:
+    """The generated plans: no function that the CFFI toolkit implements is left answering 207000."""
+    from client.capi import bridge
+    from client.capi.prototypes import read_table
+    from client.capi.toolkit import ENTRY_HEADERS
+    from client.native import codegen
+
+    include = native / "include"
+    headers = [*ENTRY_HEADERS, *sorted(p.relative_to(include).as_posix() for p in (include / "aclnnop").glob("*.h"))]
+    plans = codegen.generate(read_table(include, headers), headers).plans
+    missing = [name for name, plan in plans.items() if plan.kind == "stub" and bridge.is_implemented(name)]
+    assert missing == []
+    assert sum(plan.kind == "call" for plan in plans.values()) > 100  # the generated marshalling, not hand-written

@@ -90,3 +90,51 @@ VN_EXPORT aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
     vn_reply_free(&reply);
     return 0;
 }
+
+/* Shareable handles of the V2 calls: the bytes C finds behind shareableHandle (the DEFAULT type: the 8-byte
+ * handle; a FABRIC one is 128 bytes, of which vnpu's handle is the first 8). */
+#define SHARE_FABRIC 2
+VN_EXPORT aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle, uint64_t flags,
+                                                     aclrtMemSharedHandleType shareType, void *shareableHandle)
+{
+    const char *api = "aclrtMemExportToShareableHandleV2";
+    vn_enter(api);
+    if (!shareableHandle) return vn_null_out(api, "shareableHandle");
+    vn_req r;
+    vn_req_begin(&r, api, 3, 0);
+    mp_key(&r.b, "handle"), mp_uint(&r.b, (uintptr_t)handle);
+    mp_key(&r.b, "flags"), mp_uint(&r.b, flags);
+    mp_key(&r.b, "shareType"), mp_int(&r.b, shareType);
+    vn_reply reply;
+    int code = vn_call(&r, &reply);
+    if (code) return code;
+    const mp_obj *data = vn_out(&reply, "shareableHandle");
+    size_t room = (int)shareType == SHARE_FABRIC ? 128 : 8;
+    if (data && (data->type == MP_BIN || data->type == MP_STR)) memcpy(shareableHandle, data->v.s, data->n < room ? data->n : room);
+    vn_reply_free(&reply);
+    return 0;
+}
+
+VN_EXPORT aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle, aclrtMemSharedHandleType shareType,
+                                                       uint64_t flags, aclrtDrvMemHandle *handle)
+{
+    const char *api = "aclrtMemImportFromShareableHandleV2";
+    vn_enter(api);
+    if (!handle) return vn_null_out(api, "handle");
+    size_t size = (int)shareType == SHARE_FABRIC ? 128 : 8;
+    if (shareableHandle && !vn_readable(shareableHandle, size))
+        return vn_fail(100000, api, "shareableHandle does not hold its %zu bytes", size);
+    vn_req r;
+    vn_req_begin(&r, api, 3, 0);
+    mp_key(&r.b, "shareableHandle");
+    if (shareableHandle) mp_bin(&r.b, shareableHandle, 8);
+    else mp_nil(&r.b);
+    mp_key(&r.b, "shareType"), mp_int(&r.b, shareType);
+    mp_key(&r.b, "flags"), mp_uint(&r.b, flags);
+    vn_reply reply;
+    int code = vn_call(&r, &reply);
+    if (code) return code;
+    *handle = (aclrtDrvMemHandle)(uintptr_t)mp_u64v(vn_out(&reply, "handle"));
+    vn_reply_free(&reply);
+    return 0;
+}
