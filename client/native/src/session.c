@@ -665,11 +665,17 @@ static int call(vn_req *r, vn_reply *out)
 }
 
 /* ---- opening and closing ------------------------------------------------------------------------------------- */
+/* One line per process, an error of the runtime's log: ASCEND_GLOBAL_LOG_LEVEL=4 (null) silences it,
+ * ASCEND_SLOG_PRINT_TO_STDOUT=1 sends it to stdout, as CANN's log does. */
 static void once_unreachable(const char *endpoint, const char *reason)
 {
     static int said = 0;
     if (__atomic_exchange_n(&said, 1, __ATOMIC_SEQ_CST)) return;
-    fprintf(stderr, "vnpu: cannot reach the vnpu daemon at %s: %s\n", endpoint, reason);
+    const char *level = getenv("ASCEND_GLOBAL_LOG_LEVEL"), *to_stdout = getenv("ASCEND_SLOG_PRINT_TO_STDOUT");
+    if (level && atoi(level) >= 4) return;
+    FILE *out = to_stdout && atoi(to_stdout) == 1 ? stdout : stderr;
+    fprintf(out, "vnpu: cannot reach the vnpu daemon at %s: %s\n", endpoint, reason);
+    fflush(out);
 }
 
 static void query_escape(char *out, size_t n, const char *value)
