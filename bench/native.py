@@ -3,7 +3,7 @@
 - A program's load: `aclInit` + `aclFinalize` against the daemon (bench/c/native.cpp, `load`) against a C
   program that links nothing (bench/c/nothing.c): wall time and peak RSS (each child's own rusage), A B A B.
 - Eager launches from C (bench/c/calls.cpp built against the native libraries) vs the same loop through the Python
-  client on the same daemon, A B A B (figure 10's comparison, with the native libraries).
+  client on the same daemon, and vs the daemon's pipelined echo of the launch's envelope, A B C A B C.
 - A waiting call and the seed loop step from C against a raw TCP round trip (the plain-Python echo of figure 12),
   daemon and echo server on one core and the program on the other (bench.placement), A B C ...
 """
@@ -128,7 +128,12 @@ def _launches(bench: Bench, built: dict[str, Path], env: dict[str, str], launche
         acl.aclrtSynchronizeStream(stream)
         return launches / (time.perf_counter() - start)
 
-    c_rate, py_rate = interleave(bench.reps, c_launches, python_launches)
+    frame = ops.envelope(stream)
+
+    def echo() -> float:
+        return launches / bench.echo.pipelined(frame, launches)
+
+    c_rate, py_rate, echo_rate = interleave(bench.reps, c_launches, python_launches, echo)
     acl.aclrtDestroyStream(stream)
     ops.free()
     return [
@@ -142,7 +147,17 @@ def _launches(bench: Bench, built: dict[str, Path], env: dict[str, str], launche
             ratio=[a / b for a, b in zip(c_rate, py_rate, strict=True)],
             ratio_meaning="of the Python client's rate",
             goal=Goal(">=", 1.0),
-        )
+        ),
+        Row(
+            "14",
+            f"eager aclnnAdd launches from C on the native libraries, {launches} × 8 elements + synchronize",
+            "/s",
+            c_rate,
+            "the daemon's own ceiling: a pipelined WebSocket echo of the launch's envelope (figure 1's floor)",
+            echo_rate,
+            ratio=[a / b for a, b in zip(c_rate, echo_rate, strict=True)],
+            ratio_meaning="of the echo's rate",
+        ),
     ]
 
 
