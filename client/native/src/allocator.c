@@ -77,9 +77,8 @@ VN_EXPORT aclError aclrtAllocatorDestroyDesc(aclrtAllocatorDesc allocatorDesc)
     return 0;
 }
 
-static aclError set(const char *api, void *handle, void **field_of_desc, size_t offset, void *value, const char *arg)
+static aclError set(const char *api, void *handle, size_t offset, void *value, const char *arg)
 {
-    (void)field_of_desc;
     vn_enter(api);
     int code;
     desc *d = get(api, handle, &code);
@@ -94,7 +93,7 @@ static aclError set(const char *api, void *handle, void **field_of_desc, size_t 
 #define SETTER(name, field, arg, type)                                                                             \
     VN_EXPORT aclError name(aclrtAllocatorDesc allocatorDesc, type value)                                          \
     {                                                                                                              \
-        return set(#name, allocatorDesc, NULL, offsetof(desc, field), (void *)value, arg);                         \
+        return set(#name, allocatorDesc, offsetof(desc, field), (void *)value, arg);                               \
     }
 SETTER(aclrtAllocatorSetObjToDesc, obj, "allocator", aclrtAllocator)
 SETTER(aclrtAllocatorSetAllocFuncToDesc, alloc, "func", aclrtAllocatorAllocFunc)

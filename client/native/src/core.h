@@ -130,12 +130,10 @@ char *vn_take_message(void);
 /* What the generated code and the hand-written parts share. */
 uint64_t vn_to_daemon(const void *p); /* a program pointer as the daemon names it (pinned host memory mapped here) */
 void *vn_from_daemon(uint64_t p);
-int vn_launch_blocking(void);
 int vn_push_pinned(void); /* remote host memory: send what the program changed */
 int vn_pull_pinned(void); /* remote host memory: read back what the device changed */
 const char *vn_context_id(void);
 int vn_on_this_machine(void);
-int vn_initialized(void);
 /* Whether [p, p + n) lies in mapped memory of the program (mincore): a length a program got wrong is refused
  * with 100000 instead of read past the end of its buffer. */
 int vn_readable(const void *p, size_t n);

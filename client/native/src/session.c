@@ -195,16 +195,8 @@ int vn_null_out(const char *api, const char *param)
 int vn_not_implemented(const char *api) { return vn_fail(207000, api, "vnpu does not implement %s yet", api); }
 
 /* ---- configuration ------------------------------------------------------------------------------------------- */
-static int env_flag(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-int vn_launch_blocking(void) { return vn_current ? vn_current->launch_blocking : env_flag("VNPU_LAUNCH_BLOCKING"); }
 const char *vn_context_id(void) { return vn_current ? vn_current->context : ""; }
 int vn_on_this_machine(void) { return vn_current && vn_current->local_memory; }
-int vn_initialized(void) { return vn_current != NULL; }
 
 /* ---- the outbox ---------------------------------------------------------------------------------------------- */
 static void outbox_reset(vn_session *s)
