@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -107,7 +108,7 @@ int main(void)
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Daemon:
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     with serving(tmp_path_factory.mktemp("daemon")) as running:
         yield running
 

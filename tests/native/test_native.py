@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ CHECKS = Path(__file__).parent / "programs" / "checks.cpp"
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Daemon:
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     with serving(tmp_path_factory.mktemp("daemon")) as running:
         yield running
 
