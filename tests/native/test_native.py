@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.capi.conftest import compile_program, run_program
+from tests.capi.conftest import Run, compile_program, run_program
 from tests.daemons import Daemon, free_port, serving
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "c"
@@ -65,11 +65,18 @@ def test_examples_run_on_the_native_libraries(
 
 
 def test_embedded_starts_a_private_daemon(native: Path, tmp_path: Path) -> None:
+    """From a directory holding a `server/` folder of its own (a program's): the private daemon is vnpu's."""
     binary = compile_program(native, EXAMPLES / "concurrent_update" / "main.cpp", tmp_path)
-    done = run_program(native, binary, None, fresh_shell=True, VNPU_ENDPOINT="embedded", TMPDIR=str(tmp_path))
+    (tmp_path / "server").mkdir()
+    (tmp_path / "server" / "cli.py").write_text("raise SystemExit('not vnpu')\n")
+    command = f"cd {tmp_path} && source {native}/bin/setenv.bash && exec {binary}"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "VNPU_ENDPOINT": "embedded", "TMPDIR": str(tmp_path)}
+    ran = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
+    done = Run(ran.returncode, ran.stdout, ran.stderr)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "concurrent_update passed" in done.stdout
     assert not list(tmp_path.glob("vnpu-embedded-*")), "the private daemon's directory is left"
+    assert done.stdout.count("matches float64") == 4
 
 
 def test_phase1_asks_once_per_shape(native: Path, daemon: Daemon, checks: Path) -> None:

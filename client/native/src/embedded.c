@@ -86,6 +86,9 @@ int vn_start_embedded(vn_config *config)
         if (null >= 0) dup2(null, 0), close(null);
         setenv("VNPU_LOG_LEVEL", getenv("VNPU_LOG_LEVEL") ? getenv("VNPU_LOG_LEVEL") : "warning", 1);
         unsetenv("VNPU_UDS"), unsetenv("VNPU_PORT"), unsetenv("VNPU_HOST");
+        /* from the private directory: `-m server.cli` must find vnpu's installed package, never a `server/`
+         * folder of the program's working directory */
+        if (chdir(daemon_dir) != 0) _exit(126);
         execl(VNPU_PYTHON, VNPU_PYTHON, "-m", "server.cli", "serve", "--uds", sock, (char *)NULL);
         fprintf(stderr, "vnpu: cannot run %s: %s\n", VNPU_PYTHON, strerror(errno));
         _exit(127);
