@@ -3,15 +3,23 @@ embedded in this process, against the same step driven directly through `server.
 device's own cost: no client, no envelope, no WebSocket layer), and against the step over the bench's daemon; and
 both again with this process on one core (`bench.placement`): the program's threads (the caller, the device's
 loop, the reader and the batch flusher) take turns on the GIL anyway, and on two cores every hand-off between
-them also wakes the other core."""
+them also wakes the other core.
+
+And the start: a fresh program's `aclInit` + `aclrtSetDevice` on the embedded device (the device is imported and
+started inside it) against the same calls over the bench's running daemon, each in a new process, alternately;
+and the program's whole start, `from client.acl import *` included, both ways."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 import time
 
 import numpy as np
 
+from bench.daemon import ROOT, child_env
 from bench.launches import SeedLoop
 from bench.placement import ONE_CORE
 from bench.report import Goal, Row, interleave
@@ -31,6 +39,19 @@ from server.npu import Machine, Runtime
 
 F32 = aclDataType.ACL_FLOAT
 SIZE = 8 * 4
+# a program's start, timed inside a new process: the import of the client, then the first two calls
+START = """
+import json, time
+begin = time.perf_counter()
+from client.acl import *
+imported = time.perf_counter()
+aclInit(None)
+aclrtSetDevice(0)
+ready = time.perf_counter()
+aclrtResetDevice(0)
+aclFinalize()
+print(json.dumps({"import": imported - begin, "calls": ready - imported}))
+"""
 
 
 class DirectSeed:
@@ -163,6 +184,7 @@ def figure11(bench: Bench) -> list[Row]:
         )
 
     return [
+        *start_rows(bench),
         against_device("", "", ours, device),
         against_device(", the program on one core", ", on one core", ours_one, device_one),
         Row(
@@ -174,5 +196,52 @@ def figure11(bench: Bench) -> list[Row]:
             daemon,
             ratio=[d / e for e, d in zip(ours, daemon, strict=True)],
             ratio_meaning="faster than over the daemon",
+        ),
+    ]
+
+
+def start_rows(bench: Bench) -> list[Row]:
+    """aclInit + aclrtSetDevice in a new process, embedded and over the running daemon (and with the import)."""
+
+    def start(endpoint: str) -> dict[str, float]:
+        env = child_env(VNPU_ENDPOINT=endpoint)
+        done = subprocess.run([sys.executable, "-c", START], cwd=ROOT, env=env, capture_output=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"a program's start on {endpoint} failed: {done.stderr.decode()[-2000:]}")
+        times: dict[str, float] = json.loads(done.stdout.decode().splitlines()[-1])
+        return times
+
+    runs: list[tuple[dict[str, float], dict[str, float]]] = []
+    for _ in range(bench.reps):
+        runs.append((start(EMBEDDED), start(bench.daemon.endpoint)))
+    calls = [e["calls"] for e, _ in runs], [d["calls"] for _, d in runs]
+    whole = [e["import"] + e["calls"] for e, _ in runs], [d["import"] + d["calls"] for _, d in runs]
+
+    def row(label: str, floor_label: str, samples: tuple[list[float], list[float]], goal: Goal) -> Row:
+        ours, daemon = samples
+        return Row(
+            "11",
+            label,
+            "s",
+            ours,
+            floor_label,
+            daemon,
+            ratio=[e / d for e, d in zip(ours, daemon, strict=True)],
+            ratio_meaning="the daemon's",
+            goal=goal,
+        )
+
+    return [
+        row(
+            "aclInit + aclrtSetDevice on the embedded device, in a new process (the device imported and started)",
+            "the same two calls over the running daemon",
+            calls,
+            Goal("<=", 1.0, on="value"),
+        ),
+        row(
+            "a program's start on the embedded device: `from client.acl import *`, aclInit, aclrtSetDevice",
+            "the same start over the running daemon",
+            whole,
+            Goal("<=", 3.0),
         ),
     ]

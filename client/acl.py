@@ -1,6 +1,6 @@
 """The ACL C API, under its exact names, against a vnpu daemon.
 
-    from client.acl import *
+    from client.acl import *  # every call, constant and C enum type, AclError, HostBuffer
 
     aclInit(None)                                   # connects: VNPU_ENDPOINT (default http://127.0.0.1:9470)
     aclrtSetDevice(0)
@@ -81,7 +81,7 @@ from client.routing import Router, parse_devices
 from client.session import Session as Session
 from proto.calltable import CALLS, aclmdlRITaskParams
 from proto.calltable import STRUCTS as WIRE_STRUCTS
-from proto.constants import flat_constants
+from proto.constants import ENUMS, flat_constants
 from proto.errors import ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_UNINITIALIZE
 from proto.errors import AclError as AclError
 
@@ -89,6 +89,7 @@ _operators.load(os.environ.get(_operators.SETTING, ""))  # before the tables bel
 _lock = threading.Lock()
 _current: Session | Router | None = None
 _init_count = 0
+BEFORE_INIT = "call aclInit first (or use(Session(...)))"  # the remedy of a call before aclInit (C: aclInit only)
 
 
 def use(session: Session | Router | None) -> None:
@@ -101,7 +102,7 @@ def current(api: str = "") -> Session | Router:
     """The session the module functions call; before aclInit, `api` fails as in C (100001, or 100037 for
     aclFinalize)."""
     if _current is None:
-        raise not_initialized(api, "call aclInit first (or use(Session(...)))")
+        raise not_initialized(api, BEFORE_INIT)
     return _current
 
 
@@ -218,9 +219,12 @@ STRUCTS: dict[str, type] = dict(_randomnum.STRUCTS) | {struct.__name__: struct f
 globals().update(STRUCTS)
 CONSTANTS = flat_constants() | {n: v for n, v in vars(_errors).items() if n.startswith(("ACL_", "ACLNN_"))}
 globals().update(CONSTANTS)
+# the C enum types as IntEnums, to name a value a call returned: aclmdlRICaptureStatus(status).name
+ENUM_TYPES: dict[str, type] = {enum.__name__: enum for enum in ENUMS}
+globals().update(ENUM_TYPES)
 
 __all__ = sorted(
-    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *_SPECIAL, "aclGetRecentErrMsg"}
+    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *ENUM_TYPES, *_SPECIAL, "aclGetRecentErrMsg"}
     | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
 )
 

@@ -31,7 +31,7 @@ import proto.operators as _operators
 from client import kernels as _kernels
 from client import lasterror
 from client import tdt as _tdt
-from client.acl import CONSTANTS, HOST_FUNCTIONS, STRUCTS, not_initialized
+from client.acl import CONSTANTS, ENUM_TYPES, HOST_FUNCTIONS, STRUCTS, not_initialized
 from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
@@ -311,10 +311,11 @@ _COROUTINES = {
 globals().update(_COROUTINES)
 globals().update(HOST_FUNCTIONS)
 globals().update(CONSTANTS)
+globals().update(ENUM_TYPES)
 globals().update(STRUCTS)
 
 __all__ = sorted(
-    {*_COROUTINES, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *_SPECIAL}
+    {*_COROUTINES, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *ENUM_TYPES, *_SPECIAL}
     | {"AclError", "AsyncSession", "HostBuffer", "TransportError", "current", "use", "host_read", "host_write"}
 )
 

@@ -23,10 +23,11 @@ from __future__ import annotations
 import itertools
 import numbers
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
@@ -194,6 +195,11 @@ def exception_of(error: dict[str, Any]) -> Exception:
 
 CLIENT_DIR = os.path.dirname(os.path.abspath(__file__))  # frames in here are vnpu's own, not the program's
 PLACES = 16384  # pipelined calls whose caller's line is remembered, by request number (newest)
+FREES_KEPT = 4096  # aclrtFree calls whose place a later use-after-free message names
+FREED = re.compile(
+    r"allocation at (0x[0-9a-f]+), which held 0x[0-9a-f]+ when the task was issued, has been freed by aclrtFree"
+)
+KEPT_FAILURES = 16  # pipelined failures of a thread kept whole until its next wait; the rest are counted
 Place = tuple[int, str, int]  # request number, the caller's file and line (a C call's function and ordinal)
 _c_calls = threading.local()  # the C toolkit's calls of this thread: how many of each function, and the current one
 
@@ -247,19 +253,32 @@ def _shown(path: str) -> str:
 
 @dataclass
 class Failed:
-    """A thread's pipelined calls that failed since its last wait: the first error, and how many more."""
+    """A thread's pipelined calls that failed since its last wait: the first errors (`KEPT_FAILURES` of them) and
+    how many more."""
 
     first: Exception
-    more: int = 0
+    later: list[Exception] = field(default_factory=list)  # the next ones, in order, up to the bound
+    more: int = 0  # all that failed after the first, kept or not
+
+    def add(self, error: Exception) -> None:
+        self.more += 1
+        if len(self.later) < KEPT_FAILURES - 1:
+            self.later.append(error)
 
     def error(self, raised_at: str = "") -> Exception:
-        """The error to raise at the thread's next waiting call, `raised_at`."""
+        """The error to raise at the thread's next waiting call, `raised_at`: the first one, its text naming every
+        later one kept (the errors themselves in its `pipelined`)."""
         calls = "call" if self.more == 1 else "calls"
         more = f"; and {self.more} more pipelined {calls} failed" if self.more else ""
+        if self.later:
+            kept = "" if len(self.later) == self.more else f" (the first {len(self.later)} shown)"
+            more += f"{kept}: " + "; ".join(str(error) for error in self.later)
         if isinstance(self.first, AclError):
             at = f"raised at {raised_at}, the thread's next waiting call; " if raised_at else ""
             hint = f" ({at}VNPU_LAUNCH_BLOCKING=1 raises it at its own call)"
-            return AclError(self.first.code, f"{self.first.message}{more}{hint}", self.first.api, self.first.task)
+            error = AclError(self.first.code, f"{self.first.message}{more}{hint}", self.first.api, self.first.task)
+            error.pipelined = list(self.later)
+            return error
         return type(self.first)(f"{self.first}{more}") if more else self.first
 
 
@@ -273,6 +292,7 @@ class Protocol:
         self._failed: dict[tuple[int, ...], Failed] = {}  # by client thread: one entry each, whatever the count
         self._recent: dict[int, str] = {}
         self._places: list[Place | None] = [None] * PLACES  # where each recent pipelined call was made
+        self._frees: dict[int, Place] = {}  # device pointer -> where the program freed it (newest FREES_KEPT)
 
     def envelope(self, out: Outgoing) -> dict[str, Any]:
         args = out.args
@@ -292,6 +312,8 @@ class Protocol:
         """The call's request number and its msgpack envelope. An argument msgpack cannot carry (a numpy array
         or a set for a pointer, an int past 64 bits) is the caller's mistake: AclError, as the daemon answers it."""
         envelope = self.envelope(out)
+        if out.call.name == "aclrtFree":  # a task that still pins the block will name this free and its line
+            self._freed_here(out.args.get("devPtr"), envelope["id"])
         if not out.wait:  # its error comes later: remember where it was made, to say so then
             where = caller_line() or _c_where()
             if where is not None:
@@ -302,6 +324,23 @@ class Protocol:
             validated(out.call, out.args)  # raises the daemon's ACL_ERROR_INVALID_PARAM, naming the argument
             raise AclError(ACL_ERROR_INVALID_PARAM, f"an argument cannot be sent: {error}", out.call.name) from None
 
+    def _freed_here(self, ptr: object, ident: int) -> None:
+        where = caller_line() or _c_where()
+        if isinstance(ptr, int) and where is not None:
+            if len(self._frees) >= FREES_KEPT:
+                self._frees.pop(next(iter(self._frees)))
+            self._frees[ptr] = (ident, *where)
+
+    def located(self, error: Exception) -> Exception:
+        """`error`, its "freed by aclrtFree" naming where the program freed that block, when the client saw it."""
+        found = FREED.search(error.message) if isinstance(error, AclError) else None
+        if found is not None:
+            assert isinstance(error, AclError)
+            place = self._frees.get(int(found.group(1), 16))
+            if place is not None:
+                error.message = error.message.replace(found.group(0), f"{found.group(0)} ({_where(place)})", 1)
+        return error
+
     def pipelined_error(self, message: dict[str, Any]) -> None:
         """An error of a call that asked for no reply: kept if it is its thread's first, else counted."""
         thread = tuple(message.get("thread") or ())
@@ -310,11 +349,11 @@ class Protocol:
             if failed is None:
                 self._failed[thread] = Failed(self._named(message))
             else:
-                failed.more += 1
+                failed.add(self._named(message))
 
     def _named(self, message: dict[str, Any]) -> Exception:
         """A pipelined call's error, its message naming the call, where the program made it, and its number."""
-        error = exception_of(message["error"])
+        error = self.located(exception_of(message["error"]))
         if isinstance(error, AclError):
             ident = message.get("id")
             place = self._places[ident % PLACES] if isinstance(ident, int) else None
@@ -332,7 +371,7 @@ class Protocol:
         if reply is None:
             return None
         if "error" in reply:
-            raise self.remember(exception_of(reply["error"]))
+            raise self.remember(self.located(exception_of(reply["error"])))
         return finish(reply["result"])
 
     def remember(self, error: Exception) -> Exception:

@@ -37,7 +37,7 @@ class EmbeddedDevice:
     def __init__(self) -> None:
         from server.app import create_app  # on demand, never at import: the one import of `server` in `client`
 
-        self.app = create_app()
+        self.app = create_app(embedded=True)  # the WebSocket alone: no REST routes to build
         self.loop = asyncio.new_event_loop()
         self._stop: asyncio.Event | None = None
         started: Future[None] = Future()

@@ -3,8 +3,11 @@
     outtmp = self + alpha * other
     out    = outtmp + alpha * other          (alpha = 1.1; then again with alpha = 5.5)
 
-The device is driven directly (`server.npu.Runtime`, one client context); the network daemon and the client
-library will offer the same calls under the same names. Prints the outputs and checks them against float64.
+The device itself is driven here, in this process, through `server.npu.Runtime` (one client context): the
+device's own surface, which the daemon serves and vnpu's device tests use; its calls are async where the
+device's are. A program uses the Python client instead, with the same names, against a daemon (`vnpu serve`) or
+with no daemon at all (`VNPU_ENDPOINT=embedded`): see the other examples and the README. Prints the outputs and
+checks them against float64.
 """
 
 from __future__ import annotations

@@ -316,6 +316,8 @@ class AclError(Exception):
     The message says what was wrong and with which argument. One class serves the device, the daemon and the
     client: the client rebuilds it from the error body that the daemon sends. `task`, when a synchronize reports
     a failed task, is that task's exception information: taskId, streamId, threadId, deviceId, errorCode.
+    `pipelined`, on the error a waiting call raises for an earlier pipelined call of its thread, holds the errors of
+    the thread's later pipelined calls that failed too (the first ones; the message counts them all).
     """
 
     def __init__(self, code: int, message: str, api: str = "", task: Mapping[str, int] | None = None) -> None:
@@ -324,6 +326,7 @@ class AclError(Exception):
         self.message = message
         self.api = api
         self.task = dict(task) if task is not None else None
+        self.pipelined: list[Exception] = []  # the client's: later pipelined calls of the thread that failed too
 
     @property
     def name(self) -> str:

@@ -1,5 +1,10 @@
 """The vnpu daemon as an ASGI application. Its lifespan owns the device: the Machine is created at startup and,
-at shutdown, every context is released (queued work finishing up to a deadline) and the shared memory unlinked."""
+at shutdown, every context is released (queued work finishing up to a deadline) and the shared memory unlinked.
+
+`create_app(embedded=True)` is the application of VNPU_ENDPOINT=embedded (`client/embedded.py`): the same device,
+sessions and WebSocket `/v1/ws`, and nothing the in-process client never reaches -- no REST routes, OpenAPI,
+views, metrics page or dashboard, whose modules are not even imported (building the ~250 REST routes alone took
+most of a second)."""
 
 from __future__ import annotations
 
@@ -10,10 +15,9 @@ from collections import Counter
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
-from fastapi_offline import FastAPIOffline
 
 from proto import operators
-from server.api import dashboard, echo, errors, metrics, observe, openapi, phase1, rest, views, ws
+from server.api import errors, ws
 from server.api.auth import redact_server_logs
 from server.api.metrics import Metrics
 from server.api.sessions import Registry
@@ -25,7 +29,7 @@ from server.version import package_version
 log = logging.getLogger("vnpu")
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, embedded: bool = False) -> FastAPI:
     settings = settings or Settings.from_env()
     redact_server_logs()
     operators.load(settings.operators)  # before the routes: OperatorError names a module that fails
@@ -65,24 +69,37 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 log.warning("queued work did not finish within %s s; stopping anyway", settings.shutdown_deadline)
             machine.close()
 
-    app = FastAPIOffline(  # /docs and /redoc with their assets served by the daemon: they work without internet
-        static_url="/docs-assets",
-        title="vnpu",
-        version=package_version(),
-        description="A virtual Ascend NPU: the ACL runtime's streams, events, aclmdlRI capture and task update, "
-        "and aclnn operators, over REST and WebSocket. Every ACL function is `POST /v1/call/{C name}`.",
-        lifespan=lifespan,
-    )
+    if embedded:
+        app = FastAPI(lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)
+    else:
+        from fastapi_offline import FastAPIOffline
+
+        app = FastAPIOffline(  # /docs and /redoc with their assets served by the daemon: they work without internet
+            static_url="/docs-assets",
+            title="vnpu",
+            version=package_version(),
+            description="A virtual Ascend NPU: the ACL runtime's streams, events, aclmdlRI capture and task update, "
+            "and aclnn operators, over REST and WebSocket. Every ACL function is `POST /v1/call/{C name}`.",
+            lifespan=lifespan,
+        )
     app.state.settings = settings
     app.state.live_viewers = Counter()  # tenant -> its open /v1/trace/live connections
     errors.install(app, settings)
+    ws.install(app)
+    if not embedded:
+        _install_daemon_routes(app)
+    return app
+
+
+def _install_daemon_routes(app: FastAPI) -> None:
+    """What only a daemon serves: REST, views, trace, metrics, the dashboard, OpenAPI."""
+    from server.api import dashboard, echo, metrics, observe, openapi, phase1, rest, views
+
     rest.install(app)
     phase1.install(app)  # aclnnXxxGetWorkspaceSize for curl users
-    ws.install(app)
     views.install(app)
     observe.install(app)
     metrics.install(app)
     dashboard.install(app)  # GET / and the WebSocket /v1/trace/live that feeds its timeline
     echo.install(app)  # the benchmarks' floor: a bare WebSocket echo (server/api/echo.py)
     openapi.install(app)  # the document's kernel schemas and result enums, once every route is in
-    return app

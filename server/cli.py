@@ -46,8 +46,8 @@ def _serve_epilog(serve: argparse.ArgumentParser) -> str:
     options = {action.dest for action in serve._actions}
     listed = ", ".join(f"{name}={default}" for name, default in env_only_settings(options))
     return (
-        f"Settings only in the environment, with their defaults (times in seconds): {listed}. The README's "
-        'sections "The daemon", "Reliability" and "Observability" say what each does.'
+        f"Settings only in the environment, with their defaults (times in seconds): {listed}. docs/daemon.md "
+        "says what each does."
     )
 
 
@@ -88,13 +88,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the path of a CANN-shaped toolkit (headers, libascendcl.so, ...) for C/C++ programs",
         description="Print the directory of vnpu's C toolkit, laid out like an installed CANN package "
         "(include/acl/acl.h, include/aclnnop/, lib64/libascendcl.so, libnnopbase.so, libopapi.so, "
-        "bin/setenv.bash); build what is missing in it first, with this machine's C compiler.",
+        "bin/setenv.bash); build what is missing in it first, with this machine's C compiler. It lives in "
+        "$VNPU_TOOLKIT_DIR, else ~/.cache/vnpu/toolkit-<key> ($XDG_CACHE_HOME/vnpu/...), one per interpreter and "
+        "version of vnpu's sources; the libraries start the interpreter that built them.",
     )
     toolkit.add_argument("--rebuild", action="store_true", help="build the toolkit again even if it is complete")
     toolkit.add_argument(
         "--native",
         action="store_true",
         help="the native libraries (client/native: C, no interpreter inside the program) instead of the CFFI ones",
+    )
+    toolkit.add_argument(
+        "--clean",
+        action="store_true",
+        help="remove the toolkits in ~/.cache/vnpu that nothing will use again (their interpreter is gone, or this "
+        "interpreter's built from older sources) and exit",
     )
     toolkit.add_argument(
         "--operators",
@@ -140,7 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     _daemon_options(trace)
     trace.add_argument("-o", "--output", required=True, help="the JSON file to write")
     trace.add_argument(
-        "--duration", type=parse_duration, default=5.0, help="how long to record, e.g. 5s, 500ms, 2m (default 5s)"
+        "--duration",
+        type=parse_duration,
+        help="how long to record, e.g. 5s, 500ms, 2m (default 5s; with --all, 0: what the buffer holds, at once)",
     )
     trace.add_argument("--interval", type=parse_duration, default=0.5, help="time between two polls (default 0.5s)")
     trace.add_argument(
@@ -156,6 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="-- PROGRAM ARGS",
         help="run PROGRAM and record exactly its run (the contexts it opens), until it exits, instead of --duration",
     )
+    docs = commands.add_parser(
+        "docs",
+        help="write the generated parts of docs/ (the source tree's): `operators`, the list of aclnn operators",
+        description="Write the list of implemented aclnn operators into docs/operators.md from the operator "
+        "declarations and the device's kernels (server/docs.py).",
+    )
+    docs.add_argument("what", choices=["operators"], help="the generated part to write")
+    docs.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is not current")
     devices = commands.add_parser(
         "devices",
         help="print VNPU_DEVICES naming the daemons of a Kubernetes StatefulSet by their pods' DNS names",
@@ -560,7 +578,8 @@ def trace(args: argparse.Namespace) -> int:
             enabled = first["enabled"]
             if not enabled:
                 print("vnpu trace: tracing is off on the daemon (VNPU_TRACE_CAPACITY=0)", file=sys.stderr)
-            since, deadline = first["now"], time.monotonic() + args.duration
+            duration = args.duration if args.duration is not None else 0.0 if args.all else 5.0
+            since, deadline = first["now"], time.monotonic() + duration
             if run is not None:
                 program = _start(args, run)
                 if program is None:
@@ -670,8 +689,9 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def run_toolkit(args: argparse.Namespace) -> int:
     """The toolkit is built by the client side (`client.capi`), which the daemon's code does not import."""
-    builder = "client.native.build" if args.native else "client.capi.toolkit"
-    command = [sys.executable, "-m", builder, *(["--rebuild"] if args.rebuild else [])]
+    flags = [flag for flag, on in (("--rebuild", args.rebuild), ("--clean", args.clean)) if on]
+    builder = "client.native.build" if args.native and not args.clean else "client.capi.toolkit"
+    command = [sys.executable, "-m", builder, *flags]
     command += [f"--operators={args.operators}"] if args.operators else []
     return subprocess.run(command, check=False).returncode
 
@@ -713,6 +733,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_toolkit(args)
     if args.command == "devices":
         return print_devices(args, parser)
+    if args.command == "docs":
+        from server import docs
+
+        return docs.main(check=args.check)
     parser.print_help()
     return 0
 

@@ -49,7 +49,8 @@ def test_demo_help_says_what_it_runs_and_what_to_expect() -> None:
 
 
 def test_the_stated_bench_run_time_is_the_last_full_runs() -> None:
-    """`vnpu bench --help` and the README say how long a full run takes here: what bench/results.json measured."""
+    """`vnpu bench --help` and docs/benchmarks.md say how long a full run takes here: what bench/results.json
+    measured."""
     root = Path(__file__).resolve().parent.parent
     result = json.loads((root / "bench" / "results.json").read_text())
     assert result["mode"] == "full"
@@ -62,5 +63,5 @@ def test_the_stated_bench_run_time_is_the_last_full_runs() -> None:
             [sys.executable, "-m", "server.cli", *command], capture_output=True, text=True, timeout=60, check=True
         )
         assert said in " ".join(done.stdout.split()), command
-    readme = " ".join((root / "README.md").read_text().split())
-    assert f"vnpu bench # every figure, about {minutes} minutes here" in readme
+    page = " ".join((root / "docs" / "benchmarks.md").read_text().split())
+    assert f"vnpu bench # every figure, about {minutes} minutes here" in page

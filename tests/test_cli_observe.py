@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -291,6 +292,10 @@ async def test_trace_all_after_the_program_ended_writes_its_events(
         assert [e["cat"] for e in events if e["cat"] != "memcpy"] == ["memset"]
         assert {e["args"]["Context"] for e in events} == {session["context"]}
         assert f"wrote {len(events)} task event(s) of 1 context(s), 1 of them ended" in out
+        # --all alone takes the buffer at once, without waiting out the default 5 s
+        begin = time.monotonic()
+        code, out, _ = await run_cli(capsys, "trace", "-o", str(output), "--endpoint", server.url, "--all")
+        assert code == 0 and f"wrote {len(events)} task event(s)" in out and time.monotonic() - begin < 4
         # from now, nothing runs: the file is empty and the command says why
         code, out, err = await run_cli(capsys, *argv)
         assert code == 0 and out.startswith("wrote 0 task event(s) of 0 context(s)")

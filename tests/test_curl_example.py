@@ -1,5 +1,5 @@
-"""examples/curl/add_and_update.sh, the README's curl walkthrough, against a real daemon: aclnnAdd with phase 1
-over REST, then a captured task group replayed before and after a task update -- curl and jq alone."""
+"""examples/curl/add_and_update.sh, the curl walkthrough docs/daemon.md points to, against a real daemon: aclnnAdd
+with phase 1 over REST, then a captured task group replayed before and after a task update -- curl and jq alone."""
 
 from __future__ import annotations
 

@@ -248,6 +248,7 @@ def bind(ffi: Any, library: str, ready: str, prototypes: list[tuple[str, str, li
     """Give every function of `library` its implementation; `ready` answers 1 once that is done."""
     c = C.of(ffi)
     client_kernels.Printed.writer = client_kernels.c_stdout_writer()  # in a C program: kernel printf via its stdout
+    acl.BEFORE_INIT = "call aclInit first"  # a C program has no use(Session(...))
     for name, result, params in prototypes:
         try:
             body = implementation(c, name, result, params)

@@ -15,7 +15,10 @@ The libraries are CFFI embedding-mode libraries: each exported C function is imp
 `client.capi.bridge`, inside the program, in the interpreter that built the toolkit (its path is compiled in, so a
 program runs from a fresh shell without a virtual environment being active). The directory lives in the user's
 cache (`$VNPU_TOOLKIT_DIR`, else `$XDG_CACHE_HOME/vnpu/toolkit-<key>`), keyed by the toolkit's sources and this
-interpreter, never in the source tree; `--rebuild` builds it again.
+interpreter, never in the source tree; `--rebuild` builds it again. A library whose interpreter is gone (the
+virtual environment that built it was moved or deleted) stops the program at load saying so (`c/boot.c`).
+`--clean` removes the toolkits of the cache that nothing will use again: those built by an interpreter that no
+longer exists, and this interpreter's others (older sources, other operators; rebuilt on demand).
 
 `--operators mypkg.ops,...` (or VNPU_OPERATORS, and the entry points of group vnpu.operators) builds user-declared
 operators in (`proto.operators`): their headers, their two exported functions, and the libraries load the same
@@ -71,8 +74,31 @@ def default_dir() -> Path:
     explicit = os.environ.get("VNPU_TOOLKIT_DIR")
     if explicit:
         return Path(explicit)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "vnpu" / f"toolkit-{source_key()}"
+    return cache_dir() / f"toolkit-{source_key()}"
+
+
+def cache_dir() -> Path:
+    """Where the toolkits of every interpreter live, one `toolkit-<key>` each."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vnpu"
+
+
+def clean() -> list[tuple[Path, str]]:
+    """Remove the toolkits of the cache that nothing will use again; each removed one with the reason."""
+    keep, removed = default_dir(), []
+    for root in sorted(cache_dir().glob("toolkit-*")):
+        record = root / "share" / "vnpu" / "python"
+        python = record.read_text().strip() if record.exists() else None
+        if root == keep or python is None:
+            continue  # the current one, or a directory this code did not make
+        if not Path(python).exists():
+            why = f"built by {python}, which no longer exists"
+        elif python == sys.executable:
+            why = "built by this interpreter from other sources or operators"
+        else:
+            continue  # another interpreter's, which may still use it
+        shutil.rmtree(root)
+        removed.append((root, why))
+    return removed
 
 
 def source_key() -> str:
@@ -180,6 +206,7 @@ def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path
         include_dirs=[str(include)],
         define_macros=[
             ("VNPU_PYTHON", f'L"{sys.executable}"'),
+            ("VNPU_PYTHON_PATH", f'"{sys.executable}"'),
             ("VNPU_LIBRARY", f'"lib{library}.so"'),
             (f"VNPU_LIBRARY_{library}", "1"),
         ],
@@ -243,6 +270,10 @@ def _stamp(root: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if "--clean" in argv:
+        for root, why in clean():
+            print(f"removed {root} ({why})")
+        return 0
     rebuild = "--rebuild" in argv
     named = [a.removeprefix("--operators=") for a in argv if a.startswith("--operators=")]
     try:

@@ -29,9 +29,12 @@ def _route(decl: OpDecl) -> Any:
         try:
             args = json.loads(body) if body else None
         except ValueError as error:
-            raise AclError(ACLNN_ERR_PARAM_INVALID, f"{decl.ws_name}: the body is not JSON: {error}") from None
+            raise AclError(ACLNN_ERR_PARAM_INVALID, f"the body is not JSON: {error}", decl.ws_name) from None
         # the wire form's decoder builds the host objects (and names a malformed field); phase 1 then checks them
-        described = KernelDesc.from_wire({"op": decl.name, "args": args, "workspace_size": 0})
+        try:
+            described = KernelDesc.from_wire({"op": decl.name, "args": args, "workspace_size": 0})
+        except AclError as error:  # named after this call, not the phase-2 one the description is for
+            raise AclError(error.code, error.message, decl.ws_name) from None
         size, executor = get_workspace_size(decl, described.args)
         return {"workspaceSize": size, "executor": executor.kernel.to_wire()}
 

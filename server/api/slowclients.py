@@ -4,7 +4,7 @@ connections and sends their heads a byte at a time holds file descriptors foreve
 `guarded(seconds)` is uvicorn's h11 protocol with one timer per connection: a connection that has not sent a
 complete request head within `seconds` of connecting, or of its previous response, is closed. A connection that
 became a WebSocket is left alone (its head was complete). In front of a public port, a reverse proxy with its own
-header timeouts and connection limits is still the right place for this (README, Deployment).
+header timeouts and connection limits is still the right place for this (docs/deployment.md).
 """
 
 from __future__ import annotations

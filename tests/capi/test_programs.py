@@ -38,6 +38,7 @@ from proto.errors import (
     ACL_ERROR_RT_STREAM_NO_CB_REG,
     ACL_ERROR_RT_STREAM_SUBSCRIBE,
     ACL_ERROR_RT_THREAD_SUBSCRIBE,
+    ACL_ERROR_UNINITIALIZE,
     ACLNN_ERR_PARAM_INVALID,
 )
 from proto.identity import CANN_VERSION, SOC_NAME
@@ -69,6 +70,10 @@ def test_deliberate_mistakes_get_the_runtime_codes(
     assert done.returncode == 0, done.stdout + done.stderr
     got = reports(done.stdout)
     assert done.stdout.splitlines()[0] == f"soc {SOC_NAME}"
+    assert got["before-init"] == (
+        ACL_ERROR_UNINITIALIZE,
+        "aclrtMalloc: ACL_ERROR_UNINITIALIZE (100001): no vnpu session: call aclInit first",  # no Python hint in C
+    )
     assert got["not-implemented"] == (
         ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
         "aclrtMemcpy2d: ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000): vnpu does not implement aclrtMemcpy2d yet",
@@ -82,7 +87,7 @@ def test_deliberate_mistakes_get_the_runtime_codes(
     assert got["reused-executor"][0] == ACLNN_ERR_PARAM_INVALID and "single-use" in got["reused-executor"][1]
     # a message is read once
     again = [line for line in done.stdout.splitlines() if line.split(" ")[0].endswith("-again")]
-    assert len(again) == 8 and all(line.endswith("-again (null)") for line in again), again
+    assert len(again) == 9 and all(line.endswith("-again (null)") for line in again), again
     # a queued launch on freed memory: success at once, its error at the next waiting call, naming the launch;
     # with VNPU_LAUNCH_BLOCKING=1 the launch returns its own code
     sync_code, sync_message = got["pipelined-sync"]

@@ -111,11 +111,13 @@ def test_the_tables_agree(table: Table) -> None:
         bridge.implementation(c, prototype.name, prototype.result, params)  # raises when a name does not map
 
 
-def test_the_readme_counts_the_functions(table: Table) -> None:
+def test_the_docs_count_the_functions(table: Table) -> None:
     implemented = sum(bridge.is_implemented(p.name) for p in table.prototypes)
     missing = len(table.prototypes) - implemented
+    page = " ".join((ROOT / "docs" / "c-toolkit.md").read_text().split())
+    assert f"{len(table.prototypes)} C functions: {implemented} implemented, {missing} not implemented yet" in page
     readme = (ROOT / "README.md").read_text()
-    assert f"{len(table.prototypes)} C functions: {implemented} implemented, {missing} not implemented yet" in readme
+    assert f"{implemented} of {len(table.prototypes)} implemented" in readme  # the Status table
 
 
 @pytest.mark.parametrize("variables", [{"CC": "/nonexistent/cc"}, {"PATH": "/nonexistent"}])
@@ -143,3 +145,61 @@ def test_a_toolkit_of_other_sources_is_rebuilt(tmp_path: Path, monkeypatch: pyte
     assert tk.ensure(root) == root and len(built) == 1
     assert (root / "share" / "vnpu" / "built").read_text().strip() == tk.source_key()
     assert tk.ensure(root) == root and len(built) == 1  # now current: reused
+
+
+def test_clean_removes_what_nothing_will_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`vnpu toolkit --clean`: toolkits of a vanished interpreter and this interpreter's stale ones go; the current
+    one, a live interpreter's and directories vnpu did not make stay."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("VNPU_TOOLKIT_DIR", raising=False)
+    current = tk.default_dir()
+    gone, live = tmp_path / "venv-gone" / "bin" / "python", Path(sys.executable).resolve()
+    made = {"gone": gone, "stale": Path(sys.executable), "live": live, "current": Path(sys.executable)}
+    for name, python in made.items():
+        root = current if name == "current" else current.parent / f"toolkit-{name}"
+        (root / "share" / "vnpu").mkdir(parents=True)
+        (root / "share" / "vnpu" / "python").write_text(f"{python}\n")
+    (current.parent / "toolkit-foreign").mkdir()
+    assert live != Path(sys.executable)  # a venv's python is a link of its own name to another interpreter
+    done = subprocess.run(
+        [sys.executable, "-m", "server.cli", "toolkit", "--clean"],
+        cwd=ROOT,
+        env={**clean_env(), "XDG_CACHE_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in current.parent.iterdir()) == sorted([current.name, "toolkit-live", "toolkit-foreign"])
+    assert done.stdout.splitlines() == [
+        f"removed {current.parent / 'toolkit-gone'} (built by {gone}, which no longer exists)",
+        f"removed {current.parent / 'toolkit-stale'} (built by this interpreter from other sources or operators)",
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_program_whose_toolkit_lost_its_interpreter_says_so(tmp_path: Path) -> None:
+    """The venv that built the toolkit moved away: the program stops at load naming that interpreter and the remedy,
+    before Python (and CFFI's own text) could fail on it."""
+    venv = tmp_path / "venv"  # a stand-in for this test's environment, at a path that can vanish
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(Path(sys.executable).resolve())
+    home = Path(sys.executable).resolve().parent
+    (venv / "pyvenv.cfg").write_text(f"home = {home}\ninclude-system-site-packages = true\n")
+    if sys.prefix != sys.base_prefix:
+        (venv / "lib").symlink_to(Path(sys.prefix) / "lib")  # this environment's site-packages (vnpu, cffi, ...)
+    toolkit = tmp_path / "cann"
+    env = {**clean_env(), "VNPU_TOOLKIT_DIR": str(toolkit)}
+    command = [str(venv / "bin" / "python"), "-m", "server.cli", "toolkit"]
+    built = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert built.returncode == 0, built.stderr
+    from tests.capi.conftest import PROGRAMS, compile_program, run_program
+
+    binary = compile_program(toolkit, PROGRAMS / "mistakes.cpp", tmp_path)
+    venv.rename(tmp_path / "moved")
+    done = run_program(toolkit, binary, None, fresh_shell=True)
+    assert done.returncode == 127 and done.stdout == ""
+    said = f"the toolkit was built by {venv}/bin/python, which no longer exists: run `vnpu toolkit --rebuild`"
+    assert re.match(r"vnpu: lib\w+\.so: " + re.escape(said), done.stderr), done.stderr  # the first library loaded
+    assert "CFFI" not in done.stderr

@@ -47,6 +47,7 @@ def test_all_matches_the_call_table_both_ways() -> None:
     host = {name for name in nn.__all__ if name.startswith("acl")}
     assert host <= exported  # aclCreateTensor, phase 1, executor calls
     functions = {name for name in exported if name.startswith("acl") and callable(getattr(acl, name))}
+    functions -= set(acl.ENUM_TYPES)  # aclmdlRICaptureStatus, ...: C enum types (test_every_constant_is_exported)
     structs = {name for name in functions - host if isinstance(getattr(acl, name), type)}
     assert structs == set(proto.randomnum.STRUCTS) | {s.__name__ for s in WIRE_STRUCTS}  # C structs, C names
     functions -= structs
@@ -64,6 +65,26 @@ def test_all_matches_the_call_table_both_ways() -> None:
     }
     for name in DEVICE_CALLS:
         assert asyncio.iscoroutinefunction(getattr(aio, name)), name
+
+
+def test_every_constant_is_exported() -> None:
+    """`from client.acl import *` gives a program every name the C headers get from proto: enum types and their
+    members, #define flags and error codes (what newcomer-3 looked for with dir(): aclmdlRICaptureStatus)."""
+    star: dict[str, object] = {}
+    exec("from client.acl import *", star)
+    from client.capi import headers
+
+    for name, enum in headers.enums().items():
+        assert star[name] is enum
+        for member, value in enum.__members__.items():
+            assert star[member] == value, member
+    for name, value in headers.defines().items() | headers.codes().items():
+        assert star[name] == value, name
+    status = 1  # as aclmdlRICaptureGetInfo returns it: a plain int, named by its enum type
+    assert star["aclmdlRICaptureStatus"](status).name == "ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE"
+    aio_star: dict[str, object] = {}
+    exec("from client.aio import *", aio_star)
+    assert {n: aio_star[n] for n in headers.enums()} == {n: star[n] for n in headers.enums()}
 
 
 def test_signatures_are_c_order() -> None:

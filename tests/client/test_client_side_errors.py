@@ -4,6 +4,7 @@ encoder's error), and a loop of failing pipelined calls holds one error, not one
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Iterator
 from typing import Annotated, Any
@@ -88,7 +89,9 @@ def test_failing_pipelined_calls_keep_one_error_and_a_count(daemon: str) -> None
         error = info.value
         assert (error.code, error.api) == (ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync")
         assert error.message.startswith("aclrtMemsetAsync (tests/client/") and "past its end" in error.message
-        assert f"; and {n - 1} more pipelined calls failed (raised at aclrtSynchronizeStream" in error.message
+        assert f"; and {n - 1} more pipelined calls failed (the first 15 shown): aclrtMemsetAsync: " in error.message
+        assert "(raised at aclrtSynchronizeStream" in error.message
+        assert len(error.pipelined) == 15 and all("past its end" in str(e) for e in error.pipelined)
         s.call("aclrtSynchronizeStream", stream)  # reported once
 
         fail_n_times()  # again, looking at what the client holds before the wait
@@ -98,7 +101,7 @@ def test_failing_pipelined_calls_keep_one_error_and_a_count(daemon: str) -> None
             time.sleep(0.01)
         assert len(failed) == 1  # one entry (this thread): one error object and a count, not n errors
         (held,) = failed.values()
-        assert held.more == n - 1 and isinstance(held.first, AclError)
+        assert held.more == n - 1 and isinstance(held.first, AclError) and len(held.later) == 15  # bounded
         with pytest.raises(AclError, match=f"and {n - 1} more pipelined calls failed"):
             s.call("aclrtSynchronizeStream", stream)
         assert not failed
@@ -265,3 +268,52 @@ def test_every_argument_of_the_wrong_type_is_an_acl_error(session: Session) -> N
         acl.use(None)
     assert not wrong, f"{len(wrong)} of {len(cases)}:\n" + "\n".join(wrong[:40])
     works_on(session)
+
+
+def test_every_message_of_a_few_failed_pipelined_calls_is_kept(daemon: str) -> None:
+    """Two pipelined mistakes before a wait: the raised error says both, and holds the second one."""
+    s = Session(Config(endpoint=daemon))
+    try:
+        s.call("aclInit", None)
+        s.call("aclrtSetDevice", 0)
+        update = s.call("aclrtCreateStream")
+        s.call("aclmdlRICaptureTaskUpdateBegin", update, 0x99999)  # not a task group
+        s.call("aclmdlRICaptureTaskUpdateEnd", update)  # and no update begun
+        with pytest.raises(AclError) as info:
+            s.call("aclrtSynchronizeStream", update)
+        error = info.value
+        assert error.api == "aclmdlRICaptureTaskUpdateBegin" and "0x99999 is not a task group" in error.message
+        assert "; and 1 more pipelined call failed: aclmdlRICaptureTaskUpdateEnd: " in error.message
+        assert "is not in a task update" in error.message
+        (later,) = error.pipelined
+        assert isinstance(later, AclError) and later.api == "aclmdlRICaptureTaskUpdateEnd"
+        works_on(s)
+    finally:
+        s.close()
+
+
+def test_a_replay_of_freed_memory_names_the_free_and_what_to_do(daemon: str) -> None:
+    """A model replayed after the program freed memory it captured: the error names the block, the aclrtFree that
+    freed it with its line in the program, and how to keep a model's memory."""
+    s = Session(Config(endpoint=daemon))
+    try:
+        s.call("aclInit", None)
+        s.call("aclrtSetDevice", 0)
+        dev = s.call("aclrtMalloc", 64, 0)
+        stream = s.call("aclrtCreateStream")
+        s.call("aclmdlRICaptureBegin", stream, 0)
+        s.call("aclrtMemsetAsync", dev, 64, 7, 64, stream)
+        model = s.call("aclmdlRICaptureEnd", stream)
+        freed_at = sys._getframe().f_lineno + 1
+        s.call("aclrtFree", dev)
+        s.call("aclmdlRIExecuteAsync", model, stream)
+        with pytest.raises(AclError) as info:
+            s.call("aclrtSynchronizeStream", stream)
+        message = info.value.message
+        assert f"the 64-byte allocation at {dev:#x}, which held {dev:#x} when the task was issued, has been " in message
+        assert f"freed by aclrtFree (tests/client/test_client_side_errors.py:{freed_at})" in message
+        assert "keep it allocated until aclmdlRIDestroy, or capture the model again" in message
+        s.call("aclmdlRIDestroy", model)
+        works_on(s)
+    finally:
+        s.close()

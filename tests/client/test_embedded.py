@@ -4,6 +4,7 @@ pipelining as over a daemon, no socket -- and what it cannot do (another process
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -152,3 +153,22 @@ def test_a_program_that_exits_without_finalize_leaves_no_shared_memory(tmp_path:
     segment = done.stdout.strip()
     assert segment.startswith("vnpu-"), done.stdout
     assert not (SHM / segment).exists()  # released at exit, as a daemon releases at SIGTERM
+
+
+def test_the_embedded_device_builds_the_websocket_alone(tmp_path: Path) -> None:
+    """The in-process client reaches the device through /v1/ws only: no REST route, view or dashboard is built, and
+    their modules are not imported (building the REST routes took most of a second of every embedded start)."""
+    program = (
+        "import json, sys, client.acl as acl\n"
+        "from client.embedded import EmbeddedDevice\n"
+        "acl.aclInit(None); acl.aclrtSetDevice(0)\n"
+        "print(json.dumps([getattr(r, 'path', repr(r)) for r in EmbeddedDevice.get().app.routes]))\n"
+        "print(json.dumps([m for m in sys.modules if m.startswith('server.api.')]))\n"
+    )
+    env = {**clean_env(), "VNPU_ENDPOINT": EMBEDDED, "VNPU_MEMORY": "64MiB", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    routes, modules = (json.loads(line) for line in done.stdout.splitlines())
+    assert routes == ["/v1/ws"]
+    daemon_only = {"rest", "phase1", "views", "observe", "dashboard", "echo", "openapi"}
+    assert {m.removeprefix("server.api.") for m in modules} & daemon_only == set()

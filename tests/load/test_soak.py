@@ -1,6 +1,6 @@
 """bench/soak.py in a short form: its own daemon, client processes mixing eager launches, model replays with task
-updates, copies and allocations (each result checked), and the figures it prints. The README's "Reliability"
-section has the figures of the full one-minute run."""
+updates, copies and allocations (each result checked), and the figures it prints. docs/reliability.md has the
+figures of the full one-minute run."""
 
 from __future__ import annotations
 

@@ -4,13 +4,20 @@
 
 /* Before Python starts, name the interpreter that built the toolkit, so the embedded one finds the same
  * installation (its standard library and site-packages: vnpu and its dependencies), whatever python3 PATH
- * holds. Then start it: a library whose Python part cannot start stops the program here, with the reason,
- * rather than answering every call with a silent 0. */
+ * holds; if it is gone (its virtual environment moved or deleted), say so before Python tries. Then start it:
+ * a library whose Python part cannot start stops the program here, with the reason, rather than answering
+ * every call with a silent 0. */
 int VNPU_READY(void);
 
 __attribute__((constructor)) static void vnpu_boot(void)
 {
     if (!Py_IsInitialized()) {
+        if (access(VNPU_PYTHON_PATH, X_OK) != 0) {
+            fprintf(stderr, "vnpu: " VNPU_LIBRARY ": the toolkit was built by " VNPU_PYTHON_PATH
+                            ", which no longer exists: run `vnpu toolkit --rebuild` with the Python vnpu is "
+                            "installed in, and build against the directory it prints\n");
+            _exit(127);
+        }
         Py_SetProgramName(VNPU_PYTHON);
     }
     if (VNPU_READY() != 1) {

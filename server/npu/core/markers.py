@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.npu.core.trace import Where
+from server.npu.core.trace import Tracer, Where
 
 
 class MarkTask:
@@ -42,3 +42,10 @@ def detail(domain: str | None, stream: str | None) -> str | None:
 
 def lane(thread: object) -> str:
     return f"thread {thread:#x}" if isinstance(thread, int) else f"thread {thread}"
+
+
+def note(tracer: Tracer, device: int, owner: object, thread: object, message: str) -> None:
+    """A mark vnpu leaves itself on a thread's lane: what the runtime only logs (a copy kind it corrected, ...)."""
+    if tracer.enabled:
+        now = tracer.clock()
+        tracer.ring.append((MarkTask, message, Where(device, lane(thread), None, owner), now, now, None, None, "vnpu"))

@@ -15,7 +15,7 @@ import bisect
 import mmap
 import os
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,6 +33,7 @@ class Allocation:
     size: int
     reserved: int
     policy: int
+    freed_by: list[str] = field(default_factory=list, compare=False, repr=False)  # the call that freed it, once
 
     @property
     def end(self) -> int:
@@ -114,10 +115,13 @@ class Arena:
         self._freed.pop(block.ptr, None)
         return block
 
-    def free(self, ptr: int) -> Allocation:
+    def free(self, ptr: int, by: str = "") -> Allocation:
+        """Free the block at `ptr`; `by`, the call that frees it, is what a task that still pins it will name."""
         block = self._live.get(ptr)
         if block is None:
             raise MemoryFault(self.explain_not_start(ptr))
+        if by:
+            block.freed_by.append(by)
         del self._live[ptr]
         self.epoch.value += 1
         self._starts.pop(bisect.bisect_left(self._starts, ptr))

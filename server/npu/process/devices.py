@@ -113,7 +113,7 @@ def detach(ctx: Context, index: int, by: str) -> Held:
     existed = frozenset(
         [*ctx.memory.reservations, *ctx.memory.physicals, *ctx.memory.registrations, *ctx.memory.windows]
     )
-    return Held(device, streams, models, events, allocations, existed)
+    return Held(device, streams, models, events, allocations, existed, by)
 
 
 async def free(ctx: Context, held: Held) -> None:
@@ -126,7 +126,7 @@ async def free(ctx: Context, held: Held) -> None:
             ctx.drop_event(handle)
     for ptr in held.allocations:
         close_exports(ctx, ptr)
-        ctx.memory.used -= held.device.arena.free(ptr).size
+        ctx.memory.used -= held.device.arena.free(ptr, held.by).size
     release_virtual(ctx, held.device.index, held.existed)
     release_host_mappings(ctx, held.device.index, held.existed)
 
@@ -141,6 +141,7 @@ class Held:
     events: dict[int, Event]
     allocations: list[int]
     existed: frozenset[int]  # the keys of its VMM and host-registration tables (addresses and handles) then
+    by: str  # the call that releases it (aclrtResetDevice, aclFinalize, ...)
 
 
 async def shut(streams: list[Stream], quota: Quota | None) -> None:

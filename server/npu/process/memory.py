@@ -45,7 +45,7 @@ def free_device(context: Context, dev_ptr: int, by: str) -> None:
             why = context.memory.explain(dev_ptr)
         raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free {dev_ptr:#x}: {why}")
     close_exports(context, dev_ptr)
-    size = device.arena.free(dev_ptr).size
+    size = device.arena.free(dev_ptr, by).size
     context.memory.used -= size
     del context.memory.allocations[dev_ptr]
     context.memory.forget(dev_ptr, size, by)

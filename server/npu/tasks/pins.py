@@ -16,7 +16,7 @@ from proto.errors import (
     AclError,
 )
 from server.npu.core.pool import PoolClosed
-from server.npu.memory.arena import MemoryFault
+from server.npu.memory.arena import Allocation, MemoryFault
 
 if TYPE_CHECKING:
     from server.npu.core.lane import Lane
@@ -28,11 +28,23 @@ Pins = tuple[tuple[int, object], ...]  # (pointer, the allocation it fell in at 
 def check_pins(lane: Lane, pins: Pins, when: str = "") -> None:
     for ptr, owner in pins:
         if lane.machine.owner(ptr) is not owner:
-            raise AclError(
-                ACL_ERROR_RT_DEVICE_MEM_ERROR,
-                f"invalid memory access: the allocation that held {ptr:#x} when the task was issued has been freed"
-                + when,
-            )
+            raise AclError(ACL_ERROR_RT_DEVICE_MEM_ERROR, freed_message(lane, ptr, owner, when))
+
+
+def freed_message(lane: Lane, ptr: int, owner: object, when: str = "") -> str:
+    """Why a task's pinned memory is gone: which allocation, the call that freed it, and, in a model, what to do."""
+    if isinstance(owner, Allocation):
+        by = f" by {owner.freed_by[0]}" if owner.freed_by else ""
+        what = f"the {owner.size}-byte allocation at {owner.ptr:#x}, which held {ptr:#x} when the task was issued,"
+    else:
+        by, what = "", f"the allocation that held {ptr:#x} when the task was issued"
+    hint = ""
+    if lane.where.model is not None:
+        hint = (
+            "; a model uses the memory it captured at every replay: keep it allocated until aclmdlRIDestroy, "
+            "or capture the model again with the new memory"
+        )
+    return f"invalid memory access: {what} has been freed{by}{when}{hint}"
 
 
 async def offload(lane: Lane, pins: Pins, work: Callable[[], object]) -> None:

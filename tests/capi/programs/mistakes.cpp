@@ -36,6 +36,8 @@ int main()
 {
     const char *soc = aclrtGetSocName();  // answered before aclInit, as CANN's sample tooling expects
     std::printf("soc %s\n", soc ? soc : "(null)");
+    void *early = nullptr;  // a call before aclInit
+    Report("before-init", aclrtMalloc(&early, 64, ACL_MEM_MALLOC_HUGE_FIRST));
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
     aclrtStream stream = nullptr;

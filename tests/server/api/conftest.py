@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from server.api.settings import Settings
 from server.app import create_app
+from tests.system import CHROMIUM, require
 
 MEMORY = 64 << 20
 
@@ -22,6 +23,12 @@ def test_settings(**overrides: object) -> Settings:
     base: dict[str, object] = {"devices": 2, "memory": MEMORY, "context_grace": 0.05, "shutdown_deadline": 5.0}
     base.update(overrides)
     return Settings(**base)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def chromium() -> str:
+    """Debian's chromium for the dashboard's browser tests: a skip without it, a failure under CI."""
+    return require(CHROMIUM, "chromium")
 
 
 @pytest.fixture

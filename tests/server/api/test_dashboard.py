@@ -32,10 +32,10 @@ from tests.server.api.conftest import test_settings as make_settings
 from tests.server.api.test_calls import Remote
 from tests.server.api.test_observe import seed_model
 from tests.server.npu.devicekit import tensor_at
+from tests.system import CHROMIUM
 
 playwright_api = pytest.importorskip("playwright.async_api")
 
-CHROMIUM = "/usr/bin/chromium"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -50,7 +50,7 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 F32 = aclDataType.ACL_FLOAT
 EXTERNAL = 0x20
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/run installs it)")
+pytestmark = pytest.mark.usefixtures("chromium")  # tests/server/api/conftest.py: a skip, or a failure under CI
 
 
 async def serve(**overrides: object) -> tuple[LiveServer, asyncio.Task[None]]:

@@ -28,12 +28,12 @@ from proto.errors import AclError
 from tests.server.api.callers import RestCaller
 from tests.server.api.conftest import LiveServer
 from tests.server.api.test_calls import Remote
-from tests.server.api.test_dashboard import CHROMIUM, browser_page, keep_screenshot, live_daemon, wait_until
+from tests.server.api.test_dashboard import browser_page, keep_screenshot, live_daemon, wait_until
 from tests.server.npu.devicekit import tensor_at
 from tests.server.npu.model.test_modelgraph import svg_boxes
 
 playwright_api = pytest.importorskip("playwright.async_api")
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/run installs it)")
+pytestmark = pytest.mark.usefixtures("chromium")  # tests/server/api/conftest.py: a skip, or a failure under CI
 
 F32 = aclDataType.ACL_FLOAT
 N = 16

@@ -78,7 +78,9 @@ async def test_phase1_errors_are_the_local_ones(http: httpx.AsyncClient) -> None
     for body in ({"self": 1}, {"self": wire(x)[0], "other": wire(x)[0], "alpha": "two", "out": wire(x)[0]}):
         with pytest.raises(AclError) as malformed:
             await phase1(http, "Add", **body)
-        assert malformed.value.code == ACLNN_ERR_PARAM_INVALID
+        assert (malformed.value.code, malformed.value.api) == (ACLNN_ERR_PARAM_INVALID, "aclnnAddGetWorkspaceSize")
     not_json = await http.post("/v1/aclnn/aclnnAddGetWorkspaceSize", content=b"{nope")
-    assert not_json.status_code == 400 and "not JSON" in not_json.json()["error"]["message"]
+    error = not_json.json()["error"]
+    assert not_json.status_code == 400 and "not JSON" in error["message"]
+    assert error["api"] == "aclnnAddGetWorkspaceSize"  # the call it is
     assert (await http.post("/v1/aclnn/aclnnNopeGetWorkspaceSize", json={})).status_code == 404

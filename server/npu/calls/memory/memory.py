@@ -1,8 +1,8 @@
 """Memory calls: aclrtMalloc/Free, aclrtMallocHost/FreeHost, aclrtMemcpy[Async], aclrtMemset[Async], GetMemInfo.
 
 A pointer argument is an int (device memory or pinned host memory; 0 is NULL) or, for host memory that is
-not pinned ("pageable"), any Python buffer: bytes, bytearray, memoryview, a numpy array. As in the runtime, the
-copy direction comes from the pointers and `kind` is only range-checked.
+not pinned ("pageable"), any Python buffer: bytes, bytearray, memoryview, a numpy array. A copy's `kind` is checked
+against its pointers as the runtime checks it (`server.npu.memory.copykind`); the bytes move by the pointers.
 """
 
 from __future__ import annotations
@@ -22,7 +22,10 @@ from proto.errors import (
     AclError,
 )
 from server.npu.area import Area, acl_call, require
+from server.npu.core import markers
+from server.npu.core.caller import caller_thread
 from server.npu.memory.arena import MemoryFault
+from server.npu.memory.copykind import DEVICE, HOST, PAGEABLE, check_acl_kind, copy_kind
 from server.npu.memory.vmem import Window
 from server.npu.process.memory import free_device, free_managed, malloc_device, unregister_buffer
 from server.npu.tasks.memory import MemcpyTask, MemsetTask
@@ -156,7 +159,9 @@ class MemoryCalls(Area):
         self._check_copy(dest_max, count, kind)
         self.ctx.check_unsafe(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "aclrtMemcpy (a synchronous copy)")
         if count:
-            self._view(dst, count, "dst", writable=True)[:] = self._view(src, count, "src")
+            dst_view, src_view = self._view(dst, count, "dst", writable=True), self._view(src, count, "src")
+            self._kind(kind, src, dst, "aclrtMemcpy", asynchronous=False)
+            dst_view[:] = src_view
 
     @acl_call
     async def aclrtMemcpyAsync(
@@ -180,13 +185,15 @@ class MemoryCalls(Area):
                 "aclrtMemcpyAsync with pageable host memory (the runtime makes it synchronous)",
             )
             dst_view, src_view = self._view(dst, count, "dst", writable=True), self._view(src, count, "src")
+            self._kind(kind, src, dst, "aclrtMemcpyAsync", asynchronous=True)
             await target.reach(target.issued)
             dst_view[:] = src_view
             return
-        if dst == src:
-            return
         self._view(dst, count, "dst", writable=True)
         self._view(src, count, "src")
+        self._kind(kind, src, dst, "aclrtMemcpyAsync", asynchronous=True)
+        if dst == src:
+            return
         self.ctx.issue(target, MemcpyTask("aclrtMemcpyAsync", dst, src, count, self.ctx.memory.pins(dst, src)))
 
     @acl_call
@@ -212,8 +219,24 @@ class MemoryCalls(Area):
     def _check_copy(dest_max: int, count: int, kind: int) -> None:
         require(count >= 0, f"count must be >= 0, got {count}")
         require(count <= dest_max, f"count {count} is larger than destMax {dest_max}")
-        if kind not in aclrtMemcpyKind._value2member_map_:
-            raise AclError(ACL_ERROR_INVALID_PARAM, not_member("kind", kind, aclrtMemcpyKind))
+        check_acl_kind(kind)
+
+    def _kind(self, kind: int, src: Pointer, dst: Pointer, api: str, asynchronous: bool) -> None:
+        """The copy's kind against its pointers (`memory.copykind`); one they override is noted in the trace."""
+        where = self._where(src), self._where(dst)
+        actual = copy_kind(kind, *where, asynchronous=asynchronous)
+        if actual != kind and kind != aclrtMemcpyKind.ACL_MEMCPY_DEFAULT:
+            given = aclrtMemcpyKind(kind).name
+            how = "set to" if asynchronous else "ignored: the pointers say"
+            note = f"{api}: kind {given} {how} {actual.name} ({where[0]} to {where[1]} memory)"
+            markers.note(self.machine.tracer, self.ctx.device().index, self.ctx, caller_thread()[1], note)
+
+    def _where(self, ptr: Pointer) -> str:
+        """Where a copy's pointer lies, as the runtime tells its location types apart (memory of another process is
+        like memory never allocated: pageable)."""
+        if not isinstance(ptr, int) or not ptr or not self.ctx.memory.owns(self.machine.owner(ptr)):
+            return PAGEABLE
+        return DEVICE if self.machine.device_of(ptr) is not None else HOST
 
     def _view(self, ptr: Pointer, nbytes: int, arg: str, writable: bool = False) -> np.ndarray:
         """The bytes [ptr, ptr + nbytes) as a uint8 array: device or pinned memory, or a pageable buffer."""

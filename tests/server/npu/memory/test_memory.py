@@ -15,19 +15,23 @@ from proto.constants import (
     ACL_MEMCPY_DEVICE_TO_DEVICE,
     ACL_MEMCPY_DEVICE_TO_HOST,
     ACL_MEMCPY_HOST_TO_DEVICE,
+    aclrtMemcpyKind,
 )
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_DEVICE_MEM_ERROR,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_MEMORY_ALLOCATION,
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
 from server.npu import Machine, Runtime
+from server.npu.core import markers
 from server.npu.memory.arena import MemoryFault
 from tests.conftest import MEMORY
 
 H2D, D2H, D2D = ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_DEVICE_TO_DEVICE
+H2H, DEFAULT = aclrtMemcpyKind.ACL_MEMCPY_HOST_TO_HOST, aclrtMemcpyKind.ACL_MEMCPY_DEFAULT
 
 
 def code_of(info: pytest.ExceptionInfo[AclError]) -> int:
@@ -108,15 +112,50 @@ async def test_sync_memcpy_roundtrip_all_directions(rt: Runtime) -> None:
     np.testing.assert_array_equal(half, data[500:])
 
 
-async def test_memcpy_kind_is_ignored_but_checked(rt: Runtime) -> None:
+async def test_a_sync_copy_goes_by_its_pointers_and_notes_a_contradicting_kind(rt: Runtime) -> None:
+    """aclrtMemcpy's kind is a reserved parameter (CANN's documentation): the pointers decide, a contradicting kind is
+    noted in the trace; INNER/INTER device-to-device are not kinds it translates (100000, MemcpyKindTranslate)."""
     a = rt.aclrtMalloc(16, ACL_MEM_MALLOC_HUGE_FIRST)
-    rt.aclrtMemcpy(a, 16, b"0123456789abcdef", 16, D2H)  # wrong kind: the pointers decide, as in CANN
+    rt.aclrtMemcpy(a, 16, b"0123456789abcdef", 16, D2H)  # wrong kind: the pointers decide
     out = bytearray(16)
     rt.aclrtMemcpy(out, 16, a, 16, H2D)
     assert bytes(out) == b"0123456789abcdef"
+    marks = [r[1] for r in rt.machine.tracer.ring if r[0] is markers.MarkTask]
+    assert marks == [
+        "aclrtMemcpy: kind ACL_MEMCPY_DEVICE_TO_HOST ignored: the pointers say ACL_MEMCPY_HOST_TO_DEVICE "
+        "(pageable host to device memory)",
+        "aclrtMemcpy: kind ACL_MEMCPY_HOST_TO_DEVICE ignored: the pointers say ACL_MEMCPY_DEVICE_TO_HOST "
+        "(device to pageable host memory)",
+    ]
+    for kind in (6, 7, 42):
+        with pytest.raises(AclError) as info:
+            rt.aclrtMemcpy(out, 16, a, 16, kind)
+        assert code_of(info) == ACL_ERROR_INVALID_PARAM
+
+
+async def test_an_async_copy_checks_its_kind_as_the_runtime_does(rt: Runtime) -> None:
+    """MemcpyKindAutoCorrect (hicann/runtime api_error.cc): with pageable memory on one side only some kinds are
+    allowed (107000 otherwise); between device and pinned memory the kind is set from the pointers (noted in the
+    trace); host to host is not asynchronous (207000)."""
+    a, h = rt.aclrtMalloc(16, ACL_MEM_MALLOC_HUGE_FIRST), rt.aclrtMallocHost(16)
+    stream = rt.aclrtCreateStream()
+    for wrong in (H2D, H2H):  # device -> pageable takes D2H or D2D
+        with pytest.raises(AclError) as info:
+            await rt.aclrtMemcpyAsync(bytearray(16), 16, a, 16, wrong, stream)
+        assert code_of(info) == ACL_ERROR_RT_PARAM_INVALID
+        assert "src is device memory and dst is pageable host memory" in info.value.message
+        assert "ACL_MEMCPY_DEVICE_TO_HOST or ACL_MEMCPY_DEVICE_TO_DEVICE" in info.value.message
+    await rt.aclrtMemcpyAsync(bytearray(16), 16, a, 16, D2D, stream)  # allowed
     with pytest.raises(AclError) as info:
-        rt.aclrtMemcpy(out, 16, a, 16, 42)
-    assert code_of(info) == ACL_ERROR_INVALID_PARAM
+        await rt.aclrtMemcpyAsync(h, 16, h, 16, DEFAULT, stream)  # host to host: not asynchronously
+    assert code_of(info) == ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+    await rt.aclrtMemcpyAsync(h, 16, a, 16, H2D, stream)  # set to D2H: runs
+    await rt.aclrtSynchronizeStream(stream)
+    marks = [r[1] for r in rt.machine.tracer.ring if r[0] is markers.MarkTask]
+    assert marks == [
+        "aclrtMemcpyAsync: kind ACL_MEMCPY_HOST_TO_DEVICE set to ACL_MEMCPY_DEVICE_TO_HOST (device to pinned host "
+        "memory)"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
-"""Put the table of a run into README.md: `python -m bench.readme [bench/results.json]`.
+"""Put the table of a run into docs/benchmarks.md: `python -m bench.publish [bench/results.json]`.
 
-Replaces what stands between the `<!-- bench:table -->` and `<!-- /bench:table -->` markers of the README's
-Benchmarks section with the run's machine, date and table; nothing else of the README is touched.
+Replaces what stands between the `<!-- bench:table -->` and `<!-- /bench:table -->` markers of the page with the
+run's machine, date and table; nothing else of the page is touched.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- bench:table -->", "<!-- /bench:table -->"
 
 
@@ -23,20 +24,19 @@ def block(result: dict[str, object]) -> str:
     )
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], page: Path = PAGE) -> int:
     source = Path(argv[0]) if argv else ROOT / "bench" / "results.json"
     result = json.loads(source.read_text())
     if result.get("mode") != "full":
-        print(f"{source} is from a {result.get('mode')} run: the README shows full runs only", file=sys.stderr)
+        print(f"{source} is from a {result.get('mode')} run: {page.name} shows full runs only", file=sys.stderr)
         return 1
-    readme = ROOT / "README.md"
-    text = readme.read_text()
+    text = page.read_text()
     start, end = text.find(START), text.find(END)
     if start < 0 or end < start:
-        print(f"README.md has no {START} ... {END} block", file=sys.stderr)
+        print(f"{page} has no {START} ... {END} block", file=sys.stderr)
         return 1
-    readme.write_text(text[:start] + block(result) + text[end + len(END) :])
-    print(f"README.md: the table of {source} ({result['date']})")
+    page.write_text(text[:start] + block(result) + text[end + len(END) :])
+    print(f"{page}: the table of {source} ({result['date']})")
     return 0
 
 
