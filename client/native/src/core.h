@@ -123,6 +123,7 @@ int vn_fail(int code, const char *api, const char *fmt, ...) __attribute__((form
 int vn_null_out(const char *api, const char *param);
 int vn_fail_transport(const char *api, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int vn_not_implemented(const char *api);
+void vn_note_free(uint64_t ptr); /* aclrtFree of `ptr` by this thread's current call: a later message names it */
 const char *vn_code_name(int code);
 void vn_set_message(char *message); /* takes ownership */
 char *vn_take_message(void);

@@ -294,9 +294,11 @@ VN_EXPORT int aclrtFree(void *devPtr)
     pthread_mutex_lock(&exchange);
     pinned entry = {0};
     int managed = take_entry(devPtr, &entry);
+    uint64_t freed = managed ? entry.daemon : (uintptr_t)devPtr;
+    vn_note_free(freed);
     vn_req r;
     vn_req_begin(&r, api, 1, 0);
-    mp_key(&r.b, "devPtr"), mp_uint(&r.b, managed ? entry.daemon : (uintptr_t)devPtr);
+    mp_key(&r.b, "devPtr"), mp_uint(&r.b, freed);
     int code = vn_call(&r, NULL);
     pthread_mutex_unlock(&exchange);
     if (managed) unmap(&entry);

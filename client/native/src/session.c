@@ -26,6 +26,8 @@
 #define FLUSH_DELAY_NS 500000
 #define PLACES 16384
 #define ARRAY_HEAD 5 /* the outbox's frame starts with room for an array header */
+#define KEPT_FAILURES 16 /* pipelined failures of a thread kept whole until its next wait; the rest are counted */
+#define FREES_KEPT 4096 /* aclrtFree calls whose place a later use-after-free message names */
 
 vn_session *vn_current = NULL;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -246,6 +248,55 @@ static void *flusher(void *arg)
     return NULL;
 }
 
+/* ---- where the program freed a block: a task that finds it freed names the free ------------------------------- */
+static struct {
+    uint64_t ptr;
+    const char *api;
+    uint32_t ordinal;
+} frees[FREES_KEPT];
+static size_t frees_next;
+static pthread_mutex_t frees_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void vn_note_free(uint64_t ptr)
+{
+    vn_thread *t = vn_self();
+    if (!ptr || !t->api) return;
+    pthread_mutex_lock(&frees_lock);
+    frees[frees_next].ptr = ptr, frees[frees_next].api = t->api, frees[frees_next].ordinal = t->ordinal;
+    frees_next = (frees_next + 1) % FREES_KEPT;
+    pthread_mutex_unlock(&frees_lock);
+}
+
+/* `message` (malloc'd), its "allocation at 0x.., which held 0x.. when the task was issued, has been freed by
+ * aclrtFree" naming where the program freed that block, when it was one of ours (the Python client's `located`). */
+static char *located(char *message)
+{
+    static const char *const head = "allocation at 0x", *const tail = "has been freed by aclrtFree";
+    char *at = message ? strstr(message, head) : NULL;
+    if (!at) return message;
+    char *end = strstr(at, tail);
+    if (!end || (strchr(at, ';') && strchr(at, ';') < end)) return message;
+    end += strlen(tail);
+    uint64_t ptr = strtoull(at + strlen(head), NULL, 16);
+    const char *api = NULL;
+    uint32_t ordinal = 0;
+    pthread_mutex_lock(&frees_lock);
+    for (size_t k = 1; k <= FREES_KEPT; k++) { /* the newest free of that block */
+        size_t i = (frees_next + FREES_KEPT - k) % FREES_KEPT;
+        if (frees[i].api && frees[i].ptr == ptr) {
+            api = frees[i].api, ordinal = frees[i].ordinal;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&frees_lock);
+    if (!api) return message;
+    char place[160];
+    place_of(place, sizeof(place), api, ordinal);
+    char *out = sprintf_alloc("%.*s (%s)%s", (int)(end - message), message, place, end);
+    free(message);
+    return out;
+}
+
 /* ---- pipelined errors ----------------------------------------------------------------------------------------- */
 typedef struct failed {
     struct failed *next;
@@ -253,30 +304,20 @@ typedef struct failed {
     int code;
     char *api;
     char *message; /* "api (the 3rd aclnnAdd call of this thread) #12 failed: ..." */
-    uint64_t more;
+    uint64_t more; /* all that failed after the first, kept or not */
+    char *later[KEPT_FAILURES - 1]; /* the next ones whole, as the Python client keeps them: "api: NAME (code): ..." */
+    int n_later;
     mp_tree task_tree; /* the failed task's information, when the error carries one */
     const mp_obj *task;
 } failed;
 
 void vn_report_task(const mp_obj *task);
 
-static void pipelined_error(vn_session *s, const mp_obj *m)
+/* A pipelined call's error as the Python client names it: "api (the 3rd aclnnAdd call of this thread) #12 failed: ..." */
+static char *named(vn_session *s, const mp_obj *error, uint64_t ident, char **api_out)
 {
-    const mp_obj *thread = mp_get(m, "thread"), *error = mp_get(m, "error");
-    long tid = thread && thread->type == MP_ARRAY && thread->n == 2 ? (long)mp_i64(&thread->v.items[1]) : -1;
-    uint64_t ident = mp_u64v(mp_get(m, "id"));
-    pthread_mutex_lock(&s->lock);
-    for (failed *f = s->failed; f; f = f->next)
-        if (f->tid == tid) {
-            f->more++;
-            pthread_mutex_unlock(&s->lock);
-            return;
-        }
-    failed *f = calloc(1, sizeof(*f));
-    f->tid = tid;
-    f->code = (int)mp_i64(mp_get(error, "code"));
-    f->api = mp_strdup(mp_get(error, "api"));
-    char *message = mp_strdup(mp_get(error, "message"));
+    char *api = mp_strdup(mp_get(error, "api"));
+    char *message = located(mp_strdup(mp_get(error, "message")));
     char where[160] = "";
     vn_place *p = s->places ? &s->places[ident % PLACES] : NULL;
     if (p && p->id == ident && p->api) {
@@ -284,7 +325,34 @@ static void pipelined_error(vn_session *s, const mp_obj *m)
         place_of(text, sizeof(text), p->api, p->ordinal);
         snprintf(where, sizeof(where), " (%s)", text);
     }
-    f->message = sprintf_alloc("%s%s #%llu failed: %s", f->api, where, (unsigned long long)ident, message);
+    char *text = sprintf_alloc("%s%s #%llu failed: %s", api, where, (unsigned long long)ident, message);
+    free(message);
+    *api_out = api;
+    return text;
+}
+
+static void pipelined_error(vn_session *s, const mp_obj *m)
+{
+    const mp_obj *thread = mp_get(m, "thread"), *error = mp_get(m, "error");
+    long tid = thread && thread->type == MP_ARRAY && thread->n == 2 ? (long)mp_i64(&thread->v.items[1]) : -1;
+    uint64_t ident = mp_u64v(mp_get(m, "id"));
+    int code = (int)mp_i64(mp_get(error, "code"));
+    pthread_mutex_lock(&s->lock);
+    for (failed *f = s->failed; f; f = f->next)
+        if (f->tid == tid) {
+            f->more++;
+            if (f->n_later < KEPT_FAILURES - 1) {
+                char *api, *text = named(s, error, ident, &api);
+                f->later[f->n_later++] = sprintf_alloc("%s: %s (%d): %s", api, vn_code_name(code), code, text);
+                free(api), free(text);
+            }
+            pthread_mutex_unlock(&s->lock);
+            return;
+        }
+    failed *f = calloc(1, sizeof(*f));
+    f->tid = tid;
+    f->code = code;
+    f->message = named(s, error, ident, &f->api);
     const mp_obj *task = mp_get(error, "task");
     if (task && task->type == MP_MAP) { /* kept in a tree of its own: the message's is freed */
         mp_buf copy;
@@ -297,7 +365,6 @@ static void pipelined_error(vn_session *s, const mp_obj *m)
         }
         f->task = mp_parse(&f->task_tree, copy.data, copy.len);
     }
-    free(message);
     f->next = s->failed;
     s->failed = f;
     pthread_mutex_unlock(&s->lock);
@@ -323,9 +390,24 @@ static int settle_earlier(vn_session *s)
     if (f->more)
         snprintf(more, sizeof(more), "; and %llu more pipelined %s failed", (unsigned long long)f->more,
                  f->more == 1 ? "call" : "calls");
-    char *message = sprintf_alloc("%s%s (raised at %s, the thread's next waiting call; VNPU_LAUNCH_BLOCKING=1 raises "
-                                  "it at its own call)",
-                                  f->message, more, at);
+    mp_buf kept; /* the later failures kept whole: "(the first N shown): a; b; ..." */
+    mp_init(&kept);
+    if (f->n_later) {
+        char shown[64] = "";
+        if ((uint64_t)f->n_later != f->more) snprintf(shown, sizeof(shown), " (the first %d shown)", f->n_later);
+        mp_raw(&kept, shown, strlen(shown));
+        mp_raw(&kept, ": ", 2);
+        for (int i = 0; i < f->n_later; i++) {
+            if (i) mp_raw(&kept, "; ", 2);
+            mp_raw(&kept, f->later[i], strlen(f->later[i]));
+            free(f->later[i]);
+        }
+    }
+    mp_raw(&kept, "", 1);
+    char *message = sprintf_alloc("%s%s%s (raised at %s, the thread's next waiting call; VNPU_LAUNCH_BLOCKING=1 "
+                                  "raises it at its own call)",
+                                  f->message, more, kept.data, at);
+    mp_free(&kept);
     if (f->task) vn_report_task(f->task), mp_tree_free(&f->task_tree); /* before the code is kept as the last */
     int code = keep_error(f->code, f->api, message);
     free(message);
@@ -641,7 +723,7 @@ static int call(vn_req *r, vn_reply *out)
     if (earlier || error) {
         int code = earlier;
         if (!earlier) {
-            char *api = mp_strdup(mp_get(error, "api")), *message = mp_strdup(mp_get(error, "message"));
+            char *api = mp_strdup(mp_get(error, "api")), *message = located(mp_strdup(mp_get(error, "message")));
             vn_report_task(mp_get(error, "task"));
             code = keep_error((int)mp_i64(mp_get(error, "code")), *api ? api : r->api, message);
             free(api);
