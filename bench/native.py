@@ -1,4 +1,4 @@
-"""Figure 14: the native toolkit (`client.native`: C, no interpreter inside the program).
+"""Figure 16: the native toolkit (`client.native`: C, no interpreter inside the program).
 
 - A program's load: `aclInit` + `aclFinalize` against the daemon (bench/c/native.cpp, `load`) against a C
   program that links nothing (bench/c/nothing.c): wall time and peak RSS (each child's own rusage), A B A B.
@@ -57,7 +57,7 @@ def value(out: str, key: str) -> float:
     return float(dict(line.split()[:2] for line in out.splitlines())[key])
 
 
-def figure14(bench: Bench) -> list[Row]:
+def figure16(bench: Bench) -> list[Row]:
     loads, launches, calls, steps = (
         bench.pick(20, 3),
         bench.pick(20_000, 500),
@@ -88,7 +88,7 @@ def _load(bench: Bench, built: dict[str, Path], env: dict[str, str], loads: int)
     more_rss = [a - b for a, b in zip(rss["native"][1:], rss["nothing"][1:], strict=True)]
     return [
         Row(
-            "14",
+            "16",
             "a C program's load on the native libraries: aclInit + aclFinalize against the daemon, wall time more "
             "than a C program that links nothing",
             "s",
@@ -100,7 +100,7 @@ def _load(bench: Bench, built: dict[str, Path], env: dict[str, str], loads: int)
             goal=Goal("<=", 0.020, on="value"),
         ),
         Row(
-            "14",
+            "16",
             "a C program's load on the native libraries: peak RSS more than a C program that links nothing",
             "B",
             more_rss,
@@ -138,7 +138,7 @@ def _launches(bench: Bench, built: dict[str, Path], env: dict[str, str], launche
     ops.free()
     return [
         Row(
-            "14",
+            "16",
             f"eager aclnnAdd launches from C on the native libraries, {launches} × 8 elements + synchronize",
             "/s",
             c_rate,
@@ -149,7 +149,7 @@ def _launches(bench: Bench, built: dict[str, Path], env: dict[str, str], launche
             goal=Goal(">=", 1.0),
         ),
         Row(
-            "14",
+            "16",
             f"eager aclnnAdd launches from C on the native libraries, {launches} × 8 elements + synchronize",
             "/s",
             c_rate,
@@ -174,7 +174,7 @@ def _round_trips(bench: Bench, built: dict[str, Path], env: dict[str, str], call
     where = f"daemon and program {TWO_CORES.name}"
     return [
         Row(
-            "14",
+            "16",
             f"a waiting call from C on the native libraries (aclrtSynchronizeStreamWithTimeout, idle stream), {where}",
             "s",
             wait,
@@ -185,7 +185,7 @@ def _round_trips(bench: Bench, built: dict[str, Path], env: dict[str, str], call
             goal=Goal("<=", 2, 1.5),
         ),
         Row(
-            "14",
+            "16",
             f"the seed loop step from C on the native libraries, {where}",
             "s",
             step,

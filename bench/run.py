@@ -37,7 +37,9 @@ from bench.embedded import figure11
 from bench.launches import figure1, figure2, figure3, figure4
 from bench.memcall import figure13
 from bench.memory import figure9, idle_row
-from bench.native import figure14
+from bench.native import figure16
+from bench.operators import figure14
+from bench.pytorch import figure15
 from bench.report import Row, table
 from bench.scaling import figure8
 from bench.transports import figure12
@@ -57,7 +59,9 @@ TITLES = {
     "11": "the embedded device vs the device driven directly, and vs the daemon",
     "12": "a waiting call and the seed step vs a raw round trip, over TCP and a Unix socket",
     "13": "the daemon's memory per call (tracemalloc)",
-    "14": "the native toolkit: a C program's load, launches and round trips",
+    "14": "operators: kernels vs numpy, paged decode attention, updating its sequence lengths",
+    "15": "PyTorch (torch_npu) on vnpu: one eager op; a captured step's replay vs eager",
+    "16": "the native toolkit: a C program's load, launches and round trips",
 }
 
 
@@ -140,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
             ("12", lambda: figure12(bench)),
             ("13", lambda: figure13(bench)),
             ("14", lambda: figure14(bench)),
+            ("15", lambda: figure15(bench)),
+            ("16", lambda: figure16(bench)),
         ]
         try:
             for number, run in figures:

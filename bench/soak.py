@@ -123,7 +123,7 @@ class Client:
         from proto.calltable import CALLS
 
         self.session = Session(Config(endpoint=url))
-        self.waits = {name: not call.asynchronous for name, call in CALLS.items()}
+        self.waits = {name: not call.asynchronous for name, call in CALLS.items()}  # launches: asynchronous
         self.calls = 0
         self.latencies = array("d")
 
@@ -133,7 +133,7 @@ class Client:
             return self.session.call(api, *args)
         finally:
             self.calls += 1
-            if self.waits[api]:
+            if self.waits.get(api, False):
                 self.latencies.append(time.perf_counter() - start)
 
 

@@ -22,8 +22,12 @@ The contract (the differences from C, in the manner of CuPy's runtime module):
   arithmetic works: `dev + 64`.
 - Host memory is a `HostBuffer` (from aclrtMallocHost: pinned memory of the daemon, zero-copy on the same machine)
   or any Python buffer -- bytes, bytearray, memoryview, numpy array -- for pageable memory, as C's plain pointers.
-- Host objects stay on the host, as in CANN: aclCreateTensor / aclCreateScalar / aclCreateIntArray and phase 1
+- Host objects stay on the host, as in CANN: aclCreateTensor / aclCreateScalar / aclCreateIntArray /
+  aclCreateFloatArray / aclCreateBoolArray / aclCreateTensorList / aclCreateScalarList and phase 1
   (`aclnnXxxGetWorkspaceSize`) run here without a round trip and raise the real runtime's errors at once.
+- Every public aclnn operator of CANN has its two phases here (`acl.aclnnRmsNormGetWorkspaceSize`, `acl.aclnnRmsNorm`),
+  made on first use; phase 1 of one vnpu does not implement answers 561003 (docs/operators.md). The star import
+  brings the implemented ones.
 - Calls that only queue work (kernel launches, async copies, event record/wait/reset, execute, task update) are
   pipelined: sent without waiting for the daemon -- except an async copy from or to pageable memory, which waits
   as the runtime makes it synchronous. An error such a call causes is raised by the next call of the same thread
@@ -65,6 +69,7 @@ from typing import Any
 import proto.aclnn as _aclnn
 import proto.errors as _errors
 import proto.host as _host
+import proto.legacyop as _legacyop
 import proto.operators as _operators
 import proto.randomnum as _randomnum
 from client import callbacks as _callbacks
@@ -79,6 +84,7 @@ from client.errors import TransportError as TransportError
 from client.hostbuf import HostBuffer as HostBuffer
 from client.routing import Router, parse_devices
 from client.session import Session as Session
+from proto.calltable import BEFORE_INIT as ANSWERED_BEFORE_INIT
 from proto.calltable import CALLS, aclmdlRITaskParams
 from proto.calltable import STRUCTS as WIRE_STRUCTS
 from proto.constants import ENUMS, flat_constants
@@ -114,9 +120,12 @@ def not_initialized(api: str, remedy: str) -> AclError:
 
 def _function(api: str) -> Callable[..., Any]:
     names = CALLS[api].arg_names
+    early = api in ANSWERED_BEFORE_INIT
 
     def function(*args: Any) -> Any:
         try:
+            if early and _current is None:
+                return _before_init(api, *args)
             return current(api).call(api, *args)
         except AclError as error:
             _lasterror.note(error)
@@ -128,6 +137,16 @@ def _function(api: str) -> Callable[..., Any]:
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
     )
     return function
+
+
+def _before_init(api: str, *args: Any) -> Any:
+    """A call the runtime answers before aclInit (ANSWERED_BEFORE_INIT): through a session of its own, closed after."""
+    config = load(None)
+    session: Session | Router = Router(parse_devices(config.devices), config) if config.devices else Session(config)
+    try:
+        return session.call(api, *args)
+    finally:
+        session.close()
 
 
 def aclInit(config_path: str | None = None) -> None:  # noqa: N802
@@ -201,9 +220,9 @@ _DEVICE = {api: _function(api) for api in CALLS if api not in _SPECIAL | set(_CA
 globals().update(_DEVICE)
 globals().update(_CALLBACKS)
 HOST_FUNCTIONS = {name: getattr(_aclnn, name) for name in _aclnn.__all__ if name.startswith("acl")}
-HOST_FUNCTIONS |= {found.decl.ws_name: found.ws_function for found in _operators.USER.values()}
 HOST_FUNCTIONS |= (
     _host.FUNCTIONS
+    | _legacyop.FUNCTIONS
     | _exceptions.FUNCTIONS
     | {"aclrtRegStreamStateCallback": _streamstate.aclrtRegStreamStateCallback}
     | _kernels.HOST
@@ -223,17 +242,27 @@ globals().update(CONSTANTS)
 ENUM_TYPES: dict[str, type] = {enum.__name__: enum for enum in ENUMS}
 globals().update(ENUM_TYPES)
 
+IMPLEMENTED = [f"aclnn{name}{phase}" for name in _aclnn.RULES for phase in ("GetWorkspaceSize", "")]
+IMPLEMENTED += [f"{op.decl.c_name}{phase}" for op in _operators.USER.values() for phase in ("GetWorkspaceSize", "")]
 __all__ = sorted(
-    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *ENUM_TYPES, *_SPECIAL, "aclGetRecentErrMsg"}
+    {*_DEVICE, *_CALLBACKS, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *ENUM_TYPES, *_SPECIAL, *IMPLEMENTED}
+    | {"aclGetRecentErrMsg"}
     | {"AclError", "HostBuffer", "ServerError", "Session", "TransportError", "current", "use"}
 )
+"""The star import's names: every operator vnpu implements (both phases); `acl.aclnnXxx` reaches every one declared."""
+_made: dict[str, Callable[..., Any]] = {}
 
 
 def __getattr__(name: str) -> Any:
-    """The two phases of an operator declared after this module was imported (`proto.operators`)."""
-    for found in list(_operators.USER.values()):
-        if name == found.decl.ws_name:
-            return found.ws_function
-        if name == found.decl.c_name:
-            return _function(name)
+    """The two phases of any declared operator, made on first use: CANN's (every public one; phase 1 of one vnpu
+    does not implement fails with 561003), and the user-declared ones, even those declared after this import."""
+    if name.startswith("aclnn"):
+        phase1 = _aclnn.function(name)
+        if phase1 is not None:
+            return phase1
+        if name in CALLS:  # an operator's phase 2
+            made = _made.get(name)
+            if made is None:
+                made = _made[name] = _function(name)
+            return made
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,11 +27,11 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-import proto.operators as _operators
+import proto.aclnn as _aclnn
 from client import kernels as _kernels
 from client import lasterror
 from client import tdt as _tdt
-from client.acl import CONSTANTS, ENUM_TYPES, HOST_FUNCTIONS, STRUCTS, not_initialized
+from client.acl import CONSTANTS, ENUM_TYPES, HOST_FUNCTIONS, IMPLEMENTED, STRUCTS, not_initialized
 from client.callbacks import FUNCTIONS as CALLBACK_FUNCTIONS
 from client.config import Config, load
 from client.core import Outgoing, Protocol, prepare, thread_identity
@@ -315,16 +315,23 @@ globals().update(ENUM_TYPES)
 globals().update(STRUCTS)
 
 __all__ = sorted(
-    {*_COROUTINES, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *ENUM_TYPES, *_SPECIAL}
+    {*_COROUTINES, *HOST_FUNCTIONS, *STRUCTS, *CONSTANTS, *ENUM_TYPES, *_SPECIAL, *IMPLEMENTED}
     | {"AclError", "AsyncSession", "HostBuffer", "TransportError", "current", "use", "host_read", "host_write"}
 )
 
 
+_made: dict[str, Callable[..., Awaitable[Any]]] = {}
+
+
 def __getattr__(name: str) -> Any:
-    """The coroutine of an operator's phase 2, or its phase 1, declared after this module was imported."""
-    for found in list(_operators.USER.values()):
-        if name == found.decl.ws_name:
-            return found.ws_function
-        if name == found.decl.c_name:
-            return _coroutine(name)
+    """An operator's phase 1, or the coroutine of its phase 2, for any declared operator (made on first use)."""
+    if name.startswith("aclnn"):
+        phase1 = _aclnn.function(name)
+        if phase1 is not None:
+            return phase1
+        if name in CALLS:
+            made = _made.get(name)
+            if made is None:
+                made = _made[name] = _coroutine(name)
+            return made
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

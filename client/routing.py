@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from client.config import Config
 from client.hostbuf import HostBuffer
 from client.session import Session
-from proto.aclnn import KernelDesc, aclOpExecutor, consume
+from proto.aclnn import KernelDesc, aclOpExecutor, aclTensor, aclTensorList, consume
 from proto.addresses import DEVICE_BASE, DEVICE_STRIDE, MAX_DEVICES
 from proto.calltable import CALLS
 from proto.errors import (
@@ -114,10 +114,18 @@ class Router:
         return out
 
     def _kernel_to_daemon(self, kernel: KernelDesc, session: Session, api: str) -> KernelDesc:
-        args = dict(kernel.args)
-        for name, tensor in kernel.tensors.items():
-            if tensor is not None:
-                args[name] = dataclasses.replace(tensor, data=self._to_daemon(tensor.data, session, api, name))
+        args: dict[str, Any] = dict(kernel.args)
+
+        def moved(tensor: aclTensor | None, name: str) -> aclTensor | None:
+            if tensor is None:
+                return None
+            return dataclasses.replace(tensor, data=self._to_daemon(tensor.data, session, api, name))
+
+        for name, value in kernel.args.items():
+            if isinstance(value, aclTensor):
+                args[name] = moved(value, name)
+            elif isinstance(value, aclTensorList):
+                args[name] = aclTensorList(tuple(moved(t, f"{name}[{i}]") for i, t in enumerate(value.tensors)))
         return dataclasses.replace(kernel, args=args)
 
     def _to_daemon(self, ptr: int, session: Session, api: str, name: str) -> int:

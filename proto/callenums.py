@@ -15,6 +15,7 @@ from proto import constants as c
 ENUM_ARGS: Final[dict[str, dict[str, type[IntEnum]]]] = {
     # arguments and results of calls, by C name, then parameter name (a result: the out-parameter's name)
     "aclrtGetDeviceInfo": {"attr": c.aclrtDevAttr},
+    "aclGetDeviceCapability": {"deviceInfo": c.aclDeviceInfo},
     "aclrtGetDeviceCapability": {"devFeatureType": c.aclrtDevFeatureType},
     "aclrtQueryDeviceStatus": {"deviceStatus": c.aclrtDeviceStatus},
     "aclrtGetErrorVerbose": {"errorType": c.aclrtErrorType},
@@ -22,6 +23,9 @@ ENUM_ARGS: Final[dict[str, dict[str, type[IntEnum]]]] = {
     "aclrtSetDeviceResLimit": {"type": c.aclrtDevResLimitType},
     "aclrtGetResInCurrentThread": {"type": c.aclrtDevResLimitType},
     "aclrtMalloc": {"policy": c.aclrtMemMallocPolicy},
+    "aclrtMallocAlign32": {"policy": c.aclrtMemMallocPolicy},
+    **{name: {"opt": c.aclSysParamOpt} for name in ("aclrtSetSysParamOpt", "aclrtGetSysParamOpt")},
+    **{name: {"opt": c.aclSysParamOpt} for name in ("aclrtCtxSetSysParamOpt", "aclrtCtxGetSysParamOpt")},
     "aclrtGetMemInfo": {"attr": c.aclrtMemAttr},
     "aclrtMemGetAllocationGranularity": {"option": c.aclrtMemGranularityOptions},
     "aclrtMemExportToShareableHandle": {"handleType": c.aclrtMemHandleType},

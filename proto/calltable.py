@@ -303,6 +303,11 @@ RoutePair = Annotated[list[U32], Field(min_length=2, max_length=2)]
 RouteStatus = Annotated[list[I64], Field(min_length=3, max_length=3)]
 
 
+# the calls the runtime answers before aclInit (from the driver, with no ACL state): torch.npu.is_available() asks
+# the device count first
+BEFORE_INIT: Final = frozenset({"aclrtGetDeviceCount"})
+
+
 @dataclass(frozen=True)
 class Call:
     """One function of the table. `asynchronous`: a C call that only queues work (a launch, an async copy, an
@@ -332,16 +337,27 @@ def call(name: str, *args: Arg, out: tuple[Arg, ...] = (), asynchronous: bool = 
     return Call(name, _model(f"{name}Request", args), _model(f"{name}Result", out), asynchronous, doc)
 
 
+LAUNCH: Final = call(
+    "aclnnLaunch",
+    ("workspace", Ptr),
+    ("workspaceSize", U64),
+    ("executor", Kernel),
+    ("stream", Stream),
+    asynchronous=True,
+    doc="Phase 2 of an aclnn operator: queue the kernel that the executor describes on the stream.",
+)
+"""The one launch pattern of every operator's phase 2, `aclnn<Op>(workspace, workspaceSize, executor, stream)`:
+its request and result models, shared by all (`launch_call`)."""
+
+
 def launch_call(op: str) -> Call:
-    """The phase-2 call `aclnn<op>` of an operator."""
-    return call(
+    """The phase-2 call `aclnn<op>` of an operator: the launch pattern under the operator's C name."""
+    return Call(
         f"aclnn{op}",
-        ("workspace", Ptr),
-        ("workspaceSize", U64),
-        ("executor", Kernel),
-        ("stream", Stream),
-        asynchronous=True,
-        doc=f"Phase 2 of aclnn{op}: queue the kernel that the executor describes on the stream.",
+        LAUNCH.request,
+        LAUNCH.result,
+        True,
+        f"Phase 2 of aclnn{op}: queue the kernel that the executor describes on the stream.",
     )
 
 
@@ -360,8 +376,11 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtGetDevice", out=(("deviceId", I32),)),
     call("aclrtGetDeviceCount", out=(("count", U32),)),
     call("aclrtSynchronizeDevice"),
+    call("aclrtSynchronizeDeviceWithTimeout", ("timeout", I32)),
     call("aclrtGetDeviceInfo", ("deviceId", U32), ("attr", I32), out=(("value", I64),)),
     call("aclrtGetDeviceCapability", ("deviceId", I32), ("devFeatureType", I32), out=(("value", I32),)),
+    call("aclGetDeviceCapability", ("deviceId", U32), ("deviceInfo", I32), out=(("value", I64),)),
+    call("aclrtDeviceGetUuid", ("deviceId", I32), out=(("uuid", Bytes),), doc="The 16 bytes of aclrtUuid."),
     call("aclrtQueryDeviceStatus", ("deviceId", I32), out=(("deviceStatus", I32),)),
     call(
         "aclrtGetErrorVerbose",
@@ -385,11 +404,19 @@ _CALLS: tuple[Call, ...] = (
     call("aclrtResetDeviceResLimit", ("deviceId", I32)),
     call("aclrtGetResInCurrentThread", ("type", I32), out=(("value", U32),)),
     call("aclrtSetOpWaitTimeout", ("timeout", U32)),
+    call("aclrtSetOpExecuteTimeOut", ("timeout", U32)),
+    call("aclrtSetOpExecuteTimeOutWithMs", ("timeout", U32)),
+    call("aclrtSetOpExecuteTimeOutV2", ("timeout", U64), out=(("actualTimeout", U64),)),
+    call("aclrtSetSysParamOpt", ("opt", I32), ("value", I64)),
+    call("aclrtGetSysParamOpt", ("opt", I32), out=(("value", I64),)),
+    call("aclrtCtxSetSysParamOpt", ("opt", I32), ("value", I64)),
+    call("aclrtCtxGetSysParamOpt", ("opt", I32), out=(("value", I64),)),
     call("aclrtDeviceCanAccessPeer", ("deviceId", I32), ("peerDeviceId", I32), out=(("canAccessPeer", I32),)),
     call("aclrtDeviceEnablePeerAccess", ("peerDeviceId", I32), ("flags", U32)),
     call("aclrtDeviceDisablePeerAccess", ("peerDeviceId", I32)),
     # memory
     call("aclrtMalloc", ("size", U64), ("policy", I32), out=(("devPtr", U64),)),
+    call("aclrtMallocAlign32", ("size", U64), ("policy", I32), out=(("devPtr", U64),)),
     call("aclrtFree", ("devPtr", Ptr)),
     call("aclrtMallocHost", ("size", U64), out=(("hostPtr", U64),)),
     call("aclrtFreeHost", ("hostPtr", Ptr)),
@@ -943,7 +970,7 @@ _CALLS: tuple[Call, ...] = (
         out=(("text", str),),
         doc="What the process's kernels printed (AscendC::printf) since the last call, in stream order.",
     ),
-    # aclnn phase 1 for a client that keeps no copy of the operator rules (the native toolkit), and phase 2
+    # aclnn phase 1 for a client that keeps no copy of the operator rules (the native toolkit)
     call(
         "vnpuWorkspaceSize",
         ("op", str),
@@ -953,7 +980,6 @@ _CALLS: tuple[Call, ...] = (
         "workspace size, or the phase-1 call's error (161001/161002), by the same rules as the Python client's. "
         "A client remembers the answer for a repeated description.",
     ),
-    *(launch_call(op) for op in OPS),
     # vnpu's own: pinned host memory seen from a remote client
     call(
         "vnpuHostWrite",
@@ -972,5 +998,45 @@ _CALLS: tuple[Call, ...] = (
     ),
 )
 
-CALLS: Final[dict[str, Call]] = {c.name: c for c in _CALLS}
+
+class CallTable(dict[str, Call]):
+    """The table by C name: the ACL functions, and the phase 2 of every declared aclnn operator, resolved through
+    the operator registry (`proto.aclnn.OPS`) when asked for by name. Iterating gives the functions only: the
+    ~1,200 launches are one pattern (`LAUNCH`), not rows."""
+
+    def get(self, name: str, default: Call | None = None) -> Call | None:  # type: ignore[override]
+        found = dict.get(self, name)
+        if found is not None:
+            return found
+        return _launch(name) or default
+
+    def __getitem__(self, name: str) -> Call:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+
+_LAUNCHES: dict[str, Call] = {}
+
+
+def _launch(name: str) -> Call | None:
+    """The phase-2 call `name` ("aclnnAdd") of a declared operator, made once; None for any other name."""
+    if not name.startswith("aclnn") or name[5:] not in OPS:
+        return None
+    made = _LAUNCHES.get(name)
+    if made is None:
+        made = _LAUNCHES[name] = launch_call(name[5:])
+    return made
+
+
+def is_launch(name: str) -> bool:
+    """Whether `name` is an operator's phase 2 (`aclnn<Op>` of a declared operator)."""
+    return _launch(name) is not None
+
+
+CALLS: Final = CallTable({c.name: c for c in _CALLS})
 """The table, by C name."""

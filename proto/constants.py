@@ -18,6 +18,7 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Final
 
+from proto import opconstants as _op
 from proto import profconstants as _prof
 
 
@@ -895,6 +896,7 @@ ENUMS: Final[tuple[type[IntEnum], ...]] = (
     acltdtQueueRouteQueryInfoParamType,
     acltdtAllocBufType,
     *_prof.ENUMS,  # acl_prof.h, acl_dump.h
+    *_op.ENUMS,  # acl_op.h, acl_op_compiler.h, hccl/hccl_types.h
 )
 globals().update(_prof.DEFINES)  # their #defines, flat like the ones above
 

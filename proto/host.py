@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from proto import allocator
-from proto.constants import aclCannAttr, aclDataType
+from proto.constants import aclCannAttr, aclCANNPackageName, aclDataType
 from proto.errors import (
     ACL_ERROR_INTERNAL_ERROR,
     ACL_ERROR_INVALID_FILE,
@@ -169,6 +169,38 @@ def aclsysGetVersionStr(pkgName: str | None) -> str:  # noqa: N802, N803
     raise AclError(ACL_ERROR_INVALID_FILE, f"the version file of {pkgName} has no Version= line")
 
 
+# aclsysGetCANNVersion: the package directory each aclCANNPackageName reads (the runtime's own table)
+CANN_PACKAGES: Final = {
+    aclCANNPackageName.ACL_PKG_NAME_CANN: "runtime",
+    aclCANNPackageName.ACL_PKG_NAME_RUNTIME: "runtime",
+    aclCANNPackageName.ACL_PKG_NAME_COMPILER: "bisheng-compiler",
+    aclCANNPackageName.ACL_PKG_NAME_HCCL: "hccl",
+    aclCANNPackageName.ACL_PKG_NAME_TOOLKIT: "oam-tools",
+    aclCANNPackageName.ACL_PKG_NAME_OPP: "ops-legacy",
+    aclCANNPackageName.ACL_PKG_NAME_OPP_KERNEL: "ops-legacy",
+}
+
+
+def aclsysGetCANNVersion(name: int) -> tuple[str, str, str, str, str]:  # noqa: N802
+    """(version, major, minor, release, patch) of a package, from its version.info as aclsysGetVersionStr reads it
+    (an "X.Y.Z-suffix" version's suffix joins the last part; missing parts are "0"). The driver's version lives
+    outside the toolkit (/etc/ascend_install.info), which vnpu has not: 100003."""
+    if name == aclCANNPackageName.ACL_PKG_NAME_DRIVER:
+        raise AclError(ACL_ERROR_INVALID_FILE, "vnpu has no driver package (/etc/ascend_install.info)")
+    package = CANN_PACKAGES.get(name)  # type: ignore[call-overload]
+    if package is None:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"name {name} is not an aclCANNPackageName")
+    text = aclsysGetVersionStr(package)
+    if "-" in text:
+        head, tail = text.split("-", 1)
+        text = f"{head}.{tail.replace('.', '')}"
+    parts = text.split(".")
+    if len(parts) < 2:
+        raise AclError(ACL_ERROR_INVALID_FILE, f"the version {text!r} of {package} has fewer than two parts")
+    major, minor, release, patch = [*parts, "0", "0"][:4]
+    return text, major, minor, release, patch
+
+
 def aclsysGetVersionNum(pkgName: str | None) -> int:  # noqa: N802, N803
     """major*10^7 + minor*10^5 + patch*10^3, less 300/200/100 for alpha/beta/rc plus the number after it."""
     version = aclsysGetVersionStr(pkgName)
@@ -278,6 +310,7 @@ FUNCTIONS: Final = {
         aclrtGetSocName,
         aclGetCannAttributeList,
         aclsysGetVersionStr,
+        aclsysGetCANNVersion,
         *DATA_BUFFER_FUNCTIONS,
         *allocator.FUNCTIONS,
     )

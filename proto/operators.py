@@ -10,8 +10,8 @@ A module declares an operator once, as vnpu declares its own (`proto/aclnn/ops.p
     def scaled_add(self, other, scale, out, workspace):
         np.add(self, scale * other, out=out, casting="unsafe")
 
-Declaring adds the operator to `proto.aclnn.OPS` (phase 1, kernel descriptions, revalidation), to the call table
-(`aclnn<Name>`, so REST, WebSocket and OpenAPI have it) and to `USER` (its kernel, for the device). The kernel is
+Declaring adds the operator to `proto.aclnn.OPS` (phase 1, kernel descriptions, revalidation, and through it the
+call table's `aclnn<Name>`, so REST and WebSocket have it) and to `USER` (its kernel, for the device). The kernel is
 called by the arguments' C names: a tensor is a numpy view of device memory (inputs read-only, written tensors
 writeable), a scalar its value, an int array a tuple, a dtype attribute a numpy dtype, other attributes as they
 are; `workspace` is a uint8 view of phase 1's workspace (None when it is 0 bytes). It writes its outputs in place.
@@ -33,16 +33,13 @@ from importlib.metadata import entry_points
 from typing import Final
 
 from proto.aclnn.decl import WRITTEN_KINDS, Arg, ArgKind, OpDecl
-from proto.aclnn.ops import DECLS
-from proto.aclnn.phase1 import Phase1, phase1
+from proto.aclnn.phase1 import Phase1, phase1, remember
 from proto.aclnn.registry import OPS
 from proto.aclnn.userrule import GuardedRule
 from proto.calldocs import DOCS
-from proto.calltable import CALLS, launch_call
 
 ENTRY_POINT_GROUP: Final = "vnpu.operators"
 SETTING: Final = "VNPU_OPERATORS"
-VNPU_OPS: Final = frozenset(decl.name for decl in DECLS)
 RESERVED_ARGS: Final = frozenset({"workspace", "workspaceSize", "executor", "stream"})  # the two phases' own
 RULE_METHODS: Final = ("result_dtype", "check", "workspace")
 
@@ -98,7 +95,7 @@ def declare(decl: OpDecl, kernel: NumpyKernel, *, doc: str = "", module: str | N
             )
         USER[decl.name] = found
         OPS[decl.name] = decl
-        CALLS[decl.c_name] = launch_call(decl.name)
+        remember(found.ws_function)
         DOCS[decl.c_name] = found.doc
     return found
 
@@ -119,7 +116,6 @@ def undeclare(name: str) -> None:
         found = USER.pop(name, None)
         if found is not None:
             OPS.pop(name, None)
-            CALLS.pop(found.decl.c_name, None)
             DOCS.pop(found.decl.c_name, None)
             _loaded.discard(found.module)
             _stale.add(found.module)
@@ -172,8 +168,8 @@ def _check(decl: object, kernel: object, doc: object) -> None:
         raise OperatorError(f"the operator name {name!r} must be a C identifier in CamelCase, without 'aclnn'")
     if name.endswith("GetWorkspaceSize"):
         raise OperatorError(f"the operator name {name!r} ends in GetWorkspaceSize, which names a phase 1")
-    if name in VNPU_OPS:
-        raise OperatorError(f"aclnn{name} is one of vnpu's own operators: choose another name")
+    if OPS.cann(name):
+        raise OperatorError(f"aclnn{name} is one of CANN's operators, which vnpu declares: choose another name")
     if not isinstance(decl.args, tuple) or not decl.args or not all(isinstance(a, Arg) for a in decl.args):
         raise OperatorError(f"aclnn{name}: args must be a non-empty tuple of Arg, in C order")
     names = [arg.name for arg in decl.args]

@@ -20,10 +20,12 @@ from proto import operators
 from server.api import errors, ws
 from server.api.auth import redact_server_logs
 from server.api.metrics import Metrics
+from server.api.origins import CheckOrigin, OriginPolicy, is_loopback
 from server.api.sessions import Registry
 from server.api.settings import Settings
 from server.npu import Machine, kernels
 from server.npu.memory.hostmem import sweep_stale
+from server.npu.ops import dump
 from server.version import package_version
 
 log = logging.getLogger("vnpu")
@@ -39,6 +41,7 @@ def create_app(settings: Settings | None = None, *, embedded: bool = False) -> F
         for name in sweep_stale():
             log.info("removed the shared memory %s of a daemon that died", name)
         kernels.load(settings.kernels.split(","))  # ImportError names a module that fails
+        dump.configure(settings.dump_launches)
         machine = Machine(
             settings.devices,
             settings.memory,
@@ -46,6 +49,7 @@ def create_app(settings: Settings | None = None, *, embedded: bool = False) -> F
             max_events=settings.max_events,
             max_models=settings.max_models,
             trace_capacity=settings.trace_capacity,
+            trace_shares=len(set(settings.tokens.values())),  # each tenant its share of the trace
             max_while_iterations=settings.max_while_iterations,
             max_launch_elements=settings.max_launch_elements,
             max_launch_workspace=settings.max_launch_workspace,
@@ -85,6 +89,8 @@ def create_app(settings: Settings | None = None, *, embedded: bool = False) -> F
     app.state.settings = settings
     app.state.live_viewers = Counter()  # tenant -> its open /v1/trace/live connections
     errors.install(app, settings)
+    loopback_only = settings.uds is not None or is_loopback(settings.host)
+    app.add_middleware(CheckOrigin, policy=OriginPolicy(settings.allow_origins, loopback_only))  # outermost
     ws.install(app)
     if not embedded:
         _install_daemon_routes(app)

@@ -168,9 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     docs = commands.add_parser(
         "docs",
-        help="write the generated parts of docs/ (the source tree's): `operators`, the list of aclnn operators",
-        description="Write the list of implemented aclnn operators into docs/operators.md from the operator "
-        "declarations and the device's kernels (server/docs.py).",
+        help="write the generated parts of docs/ (the source tree's): `operators`, the aclnn operator inventory",
+        description="Write the aclnn operator inventory (declared, ruled and implemented, per repository) into "
+        "docs/operators.md from the operator tables (server/docs.py).",
     )
     docs.add_argument("what", choices=["operators"], help="the generated part to write")
     docs.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is not current")

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-SELF_CONTAINED = ["eager_add.py"]
+SELF_CONTAINED = ["eager_add.py", "fia_decode_update.py"]
 
 
 @pytest.mark.parametrize("script", SELF_CONTAINED)

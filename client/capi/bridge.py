@@ -15,9 +15,11 @@ unreachable ACL_ERROR_INTERNAL_ERROR, and no Python exception ever reaches the C
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import proto.host as host
@@ -29,13 +31,20 @@ from client.capi import (
     condmodel,
     convert,
     exceptions,
+    hccl,
+    hostlists,
     hostobj,
+    hostprocess,
     ipc,
     kernels,
     labels,
+    legacyop,
     markers,
     modeledit,
     models,
+    nnopbase,
+    opentry,
+    opfunctions,
     randomnum,
     streamstate,
     tdt,
@@ -44,6 +53,9 @@ from client.capi import (
 from client.capi.convert import Bound, C
 from client.core import c_call
 from client.errors import ServerError, TransportError
+from proto.aclnn import OPS
+from proto.aclnn.catalog import catalog
+from proto.calltable import BEFORE_INIT as ANSWERED_BEFORE_INIT
 from proto.calltable import CALLS
 from proto.errors import (
     ACL_ERROR_INTERNAL_ERROR,
@@ -68,6 +80,14 @@ _thread = _Thread()
 
 def record(message: str) -> None:
     _thread.message = message
+    if _LOG_TO_STDOUT:  # CANN's logs on stdout (its plog otherwise): each error as it is recorded
+        os.write(1, f"[ERROR] {message}\n".encode(errors="replace"))
+
+
+# ASCEND_SLOG_PRINT_TO_STDOUT=1 puts CANN's log on stdout, from ASCEND_GLOBAL_LOG_LEVEL (3, errors, by default) up
+_LOG_TO_STDOUT = os.environ.get("ASCEND_SLOG_PRINT_TO_STDOUT") == "1" and os.environ.get(
+    "ASCEND_GLOBAL_LOG_LEVEL", "3"
+).strip() in ("0", "1", "2", "3")
 
 
 def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[..., Any]:
@@ -79,6 +99,8 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
             return None
         if result in ERROR_RESULTS:
             return code
+        if result == "HcclResult":  # HCCL's own codes (an ACL code underneath becomes the HCCL code for it)
+            return hccl.hccl_code(code)
         return null if result.endswith("*") else 0
 
     def function(*args: Any) -> Any:
@@ -90,12 +112,15 @@ def guarded(c: C, name: str, result: str, body: Callable[..., Any]) -> Callable[
             record(str(error) if error.api else f"{name}: {error}")
             return _failure_value(result, error.code)
         except TransportError as error:
-            uninitialized = acl._current is None and name != "aclInit"
+            uninitialized = acl._current is None and name != "aclInit" and name not in ANSWERED_BEFORE_INIT
             record(f"{name}: {error}" + ("" if not uninitialized else " (the program has not called aclInit)"))
             return _failure_value(result, ACL_ERROR_UNINITIALIZE if uninitialized else ACL_ERROR_INTERNAL_ERROR)
         except ServerError as error:
             record(f"{name}: {error}")
             return _failure_value(result, ACL_ERROR_INTERNAL_ERROR)
+        except MemoryError:  # a size or count read from the program that no memory holds: its mistake
+            record(f"{name}: a size or count of the call is more than this machine's memory holds")
+            return _failure_value(result, ACL_ERROR_INVALID_PARAM)
         except Exception as error:  # a bug of vnpu: say so, never unwind into C
             record(f"vnpu internal error in {name}: {error!r}")
             print(f"vnpu: internal error in {name}: {error!r}", file=sys.stderr)
@@ -209,7 +234,10 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclsysGetVersionStr": aclsysGetVersionStr,
     "aclGetCannAttributeList": aclGetCannAttributeList,
     **convert.SPECIAL,
+    **hccl.SPECIAL,
     **hostobj.SPECIAL,
+    **hostprocess.SPECIAL,
+    **hostlists.SPECIAL,
     **allocator.SPECIAL,
     **callbacks.SPECIAL,
     **condmodel.SPECIAL,
@@ -217,9 +245,13 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **ipc.SPECIAL,
     **kernels.SPECIAL,
     **labels.SPECIAL,
+    **legacyop.SPECIAL,
     **markers.SPECIAL,
     **modeledit.SPECIAL,
     **models.SPECIAL,
+    **nnopbase.SPECIAL,
+    **opentry.SPECIAL,
+    **opfunctions.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,
     **tdt.SPECIAL,
@@ -227,8 +259,18 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
 }
 
 
+@cache
+def operator_functions() -> frozenset[str]:
+    """The two phases of every declared operator (CANN's catalog and the user's): only `hostobj.OPERATORS`
+    implements one (the call table resolves every operator's phase 2, implemented or not)."""
+    names = {n for op in catalog().ops.values() for n in (op.ws_name, op.c_name)}
+    return frozenset(names | {n for decl in OPS.user().values() for n in (decl.ws_name, decl.c_name)})
+
+
 def is_implemented(name: str) -> bool:
-    return name in SPECIAL or name in hostobj.OPERATORS or name in CALLS or name in HOST
+    if name in SPECIAL or name in hostobj.OPERATORS:
+        return True
+    return name not in operator_functions() and (name in CALLS or name in HOST)
 
 
 def implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) -> Callable[..., Any]:
@@ -237,6 +279,8 @@ def implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) 
         return SPECIAL[name](c)
     if name in hostobj.OPERATORS:
         return hostobj.OPERATORS[name](c)
+    if name in operator_functions():
+        return not_implemented(name, result)
     if name in CALLS:
         return convert.generic(c, Bound(name, result, params))
     if name in HOST:

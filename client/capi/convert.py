@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from client import acl
 from client.capi.pinned import PinnedTable
@@ -25,6 +25,8 @@ from proto.calltable import CALLS
 from proto.constants import aclrtMemcpyKind, aclrtStreamAttr
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
 from proto.host import HostCall
+
+T = TypeVar("T")
 
 # C parameter names that differ from the call table's argument names: (function, call-table name) -> C name
 C_NAMES: dict[tuple[str, str], str] = {
@@ -55,6 +57,19 @@ HOST_DST: dict[int, bool | None] = {K.ACL_MEMCPY_HOST_TO_HOST: True, K.ACL_MEMCP
 HOST_SRC: dict[int, bool | None] = {K.ACL_MEMCPY_HOST_TO_HOST: True, K.ACL_MEMCPY_HOST_TO_DEVICE: True}
 HOST_SRC[K.ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE] = True
 HOST_DST[K.ACL_MEMCPY_DEFAULT] = HOST_SRC[K.ACL_MEMCPY_DEFAULT] = None
+
+
+def from_host(read: Callable[[], T], count: int, what: str) -> T:
+    """`read()` of `count` elements of `what` from the program's memory; a count too large for this machine's
+    memory is the caller's mistake (100000), not vnpu's (C would read past the array, or crash)."""
+    try:
+        return read()
+    except (MemoryError, OverflowError):
+        raise AclError(
+            ACL_ERROR_INVALID_PARAM,
+            f"{what}: a count of {count} is more than this machine's memory holds, so it cannot be the length of "
+            "an array of the program; pass the number of elements (or bytes) it really has",
+        ) from None
 
 
 def call(api: str, *args: Any) -> Any:
@@ -183,7 +198,7 @@ def _side(c: C, pointer: Any, host: bool | None, count: int, dest_max: int, writ
     memory = c.ffi.cast("char *", pointer)
     if writable:
         return c.ffi.buffer(memory, count)
-    return c.ffi.buffer(memory, count)[:] if count <= dest_max else b""
+    return from_host(lambda: c.ffi.buffer(memory, count)[:], count, "src") if count <= dest_max else b""
 
 
 def aclrtMemcpy(c: C) -> Callable[..., int]:  # noqa: N802
@@ -315,7 +330,19 @@ def aclrtGetStreamAttribute(c: C) -> Callable[..., int]:  # noqa: N802
     return body
 
 
+def aclrtDeviceGetUuid(c: C) -> Callable[..., int]:  # noqa: N802
+    def body(device_id: int, uuid: Any) -> int:
+        if uuid == c.ffi.NULL:
+            raise AclError(ACL_ERROR_INVALID_PARAM, "uuid is NULL: it must point to where the result goes")
+        got = call("aclrtDeviceGetUuid", device_id)
+        c.ffi.memmove(uuid.bytes, got, len(got))
+        return 0
+
+    return body
+
+
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
+    "aclrtDeviceGetUuid": aclrtDeviceGetUuid,
     "aclrtGetErrorVerbose": _struct_out("aclrtGetErrorVerbose", "errorInfo", ("tryRepair", "hasDetail", "errorType")),
     "aclrtGetDeviceUtilizationRate": _struct_out(
         "aclrtGetDeviceUtilizationRate",

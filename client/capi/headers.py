@@ -1,5 +1,5 @@
-"""The toolkit's `include/` tree: vnpu's authored headers with proto's constants filled in, and one header per
-operator generated from its declaration.
+"""The toolkit's `include/` tree: vnpu's authored headers with proto's constants filled in, CANN's operator headers
+generated from the catalog (`client.capi.opheaders`), and one header per user-declared operator the catalog lacks.
 
 The authored headers (`client/capi/include/`, laid out as in a CANN package) hold the typedefs, structs and
 prototypes. What `proto` already knows is not written there again: a marker line asks for it.
@@ -26,7 +26,10 @@ from pathlib import Path
 
 import proto.constants as _constants
 import proto.errors as _errors
+from client.capi import opheaders
 from proto.aclnn import OPS, ArgKind, OpDecl
+from proto.aclnn.catalog import catalog
+from proto.aclnn.decl import C_TYPES
 from proto.operators import USER
 
 SOURCE = Path(__file__).parent / "include"
@@ -157,7 +160,9 @@ _ARG_CTYPES = {
 
 
 def _arg_ctype(kind: ArgKind, override: str) -> str:
-    return f"{override} " if override else _ARG_CTYPES[kind]
+    """The C type of a user-declared operator's argument: as declared, else the kind's usual one (`C_TYPES`)."""
+    ctype = (override or _ARG_CTYPES.get(kind) or C_TYPES[kind]).strip()
+    return ctype if ctype.endswith("*") else f"{ctype} "
 
 
 def _snake(name: str) -> str:
@@ -165,7 +170,9 @@ def _snake(name: str) -> str:
 
 
 def op_header_path(decl: OpDecl) -> str:
-    return f"aclnnop/aclnn_{_snake(decl.name)}.h"
+    """The header of an operator: the catalog's for CANN's operators, `aclnn_<snake name>.h` for a user's."""
+    known = catalog().ops.get(decl.name)
+    return f"aclnnop/{known.header}" if known is not None else f"aclnnop/aclnn_{_snake(decl.name)}.h"
 
 
 def expand_tree() -> dict[str, str]:
@@ -181,7 +188,9 @@ def expand_tree() -> dict[str, str]:
         return MARKER.sub(replace, text)
 
     tree = {header: expand(header, text) for header, text in sources.items()}
-    tree.update({op_header_path(decl): op_header(decl) for decl in OPS.values()})
+    tree.update(opheaders.tree())
+    declared = catalog().ops
+    tree.update({op_header_path(decl): op_header(decl) for decl in OPS.user().values() if decl.name not in declared})
     return tree
 
 

@@ -4,8 +4,9 @@ As in CANN, tensors, scalars, int arrays and executors live in the program and p
 trip. A C handle is an address of vnpu's choosing that names a Python object in `HANDLES`; a destroyed handle, or
 an address that never was one, is refused with a message that says which. A single-use executor leaves the
 table once its phase 2 ran (its address is remembered, so a second launch is told it was released).
-`OPERATORS` holds `aclnn<Op>GetWorkspaceSize` and `aclnn<Op>` for every operator of `proto.aclnn.OPS` (vnpu's own
-and those declared by the toolkit's operator modules, loaded before this module).
+`OPERATORS` holds `aclnn<Op>GetWorkspaceSize` and `aclnn<Op>` for every operator vnpu implements
+(`proto.aclnn.OPS.implemented()`: vnpu's own and those declared by the toolkit's operator modules, loaded before
+this module), which libopapi.so's generated C reaches through one entry (`client.capi.opentry`).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import proto.aclnn as aclnn
 import proto.host as host
 import proto.operators as operators
 from client import acl
-from client.capi.convert import C
+from client.capi.convert import C, from_host
 from proto.aclnn import OPS, ArgKind, OpDecl
-from proto.aclnn.decl import TENSOR_KINDS
+from proto.aclnn.decl import HOST_CLASSES
 from proto.constants import aclDataType
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
@@ -95,7 +96,9 @@ SCALAR_FORMATS = {
 def _ints(c: C, pointer: Any, count: int, arg: str, api: str) -> list[int]:
     if count and pointer == c.ffi.NULL:
         raise AclError(ACLNN_ERR_PARAM_NULLPTR, f"{arg} is NULL but its length is {count}", api)
-    return list(c.ffi.unpack(c.ffi.cast("int64_t *", pointer), count)) if count else []
+    if not count:
+        return []
+    return from_host(lambda: list(c.ffi.unpack(c.ffi.cast("int64_t *", pointer), count)), count, f"{api}: {arg}")
 
 
 def _handle(c: C, obj: object, ctype: str) -> Any:
@@ -171,30 +174,36 @@ def aclSetAclOpExecutorRepeatable(c: C) -> Callable[[Any], int]:  # noqa: N802
     return body
 
 
+def _reader(c: C, kind: ArgKind, name: str, api: str) -> Callable[[Any], Any]:
+    """How phase 1 takes a C argument of `kind`: a host object behind its handle (NULL: None), a `char *` as its
+    text (NULL: None), numbers and bools as CFFI gives them (double and float as floats, the integer types as ints,
+    an aclDataType as its value)."""
+    cls = HOST_CLASSES.get(kind)
+    if cls is not None:
+        address = c.address
+        return lambda value: HANDLES.get(address(value), cls, name, api)
+    if kind is ArgKind.STRING:
+        ffi = c.ffi
+        return lambda value: None if value == ffi.NULL else ffi.string(value).decode(errors="replace")
+    return lambda value: value
+
+
 def phase1(decl: OpDecl) -> Callable[[C], Callable[..., int]]:
     """aclnn<Op>GetWorkspaceSize(<args>..., uint64_t *workspaceSize, aclOpExecutor **executor)."""
     api = decl.ws_name
-    kinds = [arg.kind for arg in decl.args]
-    classes = {
-        **dict.fromkeys(TENSOR_KINDS, aclnn.aclTensor),
-        ArgKind.SCALAR: aclnn.aclScalar,
-        ArgKind.INT_ARRAY: aclnn.aclIntArray,
-    }
     declared = operators.USER.get(decl.name)
     run = declared.ws_function if declared is not None else getattr(aclnn, api)
 
     def factory(c: C) -> Callable[..., int]:
         null = c.ffi.NULL
+        readers = [_reader(c, arg.kind, arg.name, api) for arg in decl.args]
 
         def body(*args: Any) -> int:
             *values, workspace_size, executor = args
             if workspace_size == null or executor == null:
                 which = "workspaceSize" if workspace_size == null else "executor"
                 raise AclError(ACLNN_ERR_PARAM_NULLPTR, f"{which} is NULL: it must point to where the result goes", api)
-            python = [
-                HANDLES.get(c.address(v), classes[kind], arg.name, api) if kind in classes else v
-                for v, kind, arg in zip(values, kinds, decl.args, strict=True)
-            ]
+            python = [read(v) for read, v in zip(readers, values, strict=True)]
             size, made = run(*python)
             workspace_size[0] = size
             executor[0] = _handle(c, made, "aclOpExecutor *")
@@ -288,6 +297,6 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclSetAclOpExecutorRepeatable": aclSetAclOpExecutorRepeatable,
 }
 OPERATORS: dict[str, Callable[[C], Callable[..., int]]] = {
-    **{decl.ws_name: phase1(decl) for decl in OPS.values()},
-    **{decl.c_name: phase2(decl) for decl in OPS.values()},
+    **{decl.ws_name: phase1(decl) for decl in OPS.implemented()},
+    **{decl.c_name: phase2(decl) for decl in OPS.implemented()},
 }

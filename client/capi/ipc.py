@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from client.capi.convert import C, call
+from client.capi.convert import C, call, from_host
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
 
 HANDLE_SIZE = 64
@@ -49,7 +49,7 @@ def aclrtNotifySetImportPid(c: C) -> Callable[..., int]:  # noqa: N802
     def body(notify: Any, pid: Any, num: int) -> int:
         if pid == c.ffi.NULL:
             raise AclError(ACL_ERROR_INVALID_PARAM, "pid is NULL: it must point to num process ids")
-        call("aclrtNotifySetImportPid", c.address(notify), list(c.ffi.unpack(pid, num)))
+        call("aclrtNotifySetImportPid", c.address(notify), from_host(lambda: list(c.ffi.unpack(pid, num)), num, "pid"))
         return 0
 
     return body

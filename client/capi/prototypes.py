@@ -27,7 +27,9 @@ STD_TYPES = (
 STD_HEADERS = ("stdint.h", "stddef.h", "stdlib.h", "stdbool.h", "string.h", "stdio.h")
 # the library that exports a header's functions, by the first part of its path
 LIBRARIES = {"acl": "ascendcl", "vnpu": "ascendcl", "aclnn": "nnopbase", "aclnnop": "opapi"}
-LIBRARIES.update({"mstx": "ascendcl", "profiling": "ascendcl"})
+LIBRARIES.update({"mstx": "ascendcl", "profiling": "ascendcl", "hccl": "hccl"})
+# headers whose functions another library exports than their directory's (CANN's legacy operator compiler)
+HEADER_LIBRARIES = {"acl/acl_op_compiler.h": "acl_op_compiler"}
 
 
 class PrototypeError(Exception):
@@ -50,7 +52,7 @@ class Prototype:
 
     @property
     def library(self) -> str:
-        return LIBRARIES[self.header.split("/", 1)[0]]
+        return HEADER_LIBRARIES.get(self.header) or LIBRARIES[self.header.split("/", 1)[0]]
 
     @property
     def declaration(self) -> str:
@@ -129,26 +131,27 @@ def _prototype(node: c_ast.Decl, generator: c_generator.CGenerator, include: Pat
         if isinstance(param, c_ast.EllipsisParam):
             variadic = True
             continue
-        ctype = generator.visit(_without_name(param.type))
+        ctype = _type_text(param.type, generator)
         if ctype == "void" and not param.name:
             continue
         params.append(Param(ctype, param.name or f"arg{index}"))
-    result = generator.visit(_without_name(func.type))
+    result = _type_text(func.type, generator)
     return Prototype(node.name, result, tuple(params), _header_of(node, include), variadic)
 
 
-def _without_name(node: c_ast.Node) -> c_ast.Node:
-    """A copy of a declarator's type with its identifier removed: `const aclTensor *` for `const aclTensor *x`."""
-    import copy
-
-    clone = copy.deepcopy(node)
-    inner = clone
+def _type_text(node: c_ast.Node, generator: c_generator.CGenerator) -> str:
+    """A declarator's type without its identifier: `const aclTensor *` for `const aclTensor *x` (the name is
+    taken out for the generator and put back: a copy of each node cost most of the toolkit's parse time)."""
+    inner = node
     while not isinstance(inner, c_ast.TypeDecl):
         if not hasattr(inner, "type"):
-            return clone
+            return str(generator.visit(node))
         inner = inner.type
-    inner.declname = None
-    return clone
+    name, inner.declname = inner.declname, None
+    try:
+        return str(generator.visit(node))
+    finally:
+        inner.declname = name
 
 
 def _header_of(node: c_ast.Node, include: Path) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from client.capi.convert import C, call
+from client.capi.convert import C, call, from_host
 from proto.calltable import aclrtMemAccessDesc, aclrtPhysicalMemProp
 from proto.constants import aclrtMemSharedHandleType
 from proto.errors import ACL_ERROR_INVALID_PARAM, AclError
@@ -38,7 +38,7 @@ def _prop(c: C, prop: Any) -> dict[str, Any] | None:
 
 
 def _pids(c: C, pid: Any, count: int) -> list[int] | None:
-    return None if pid == c.ffi.NULL else list(c.ffi.unpack(pid, count))
+    return None if pid == c.ffi.NULL else from_host(lambda: list(c.ffi.unpack(pid, count)), count, "pid")
 
 
 def aclrtMemGetAllocationGranularity(c: C) -> Callable[..., int]:  # noqa: N802

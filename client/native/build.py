@@ -2,10 +2,14 @@
 
     lib64/libascendcl.so   the core (src/) and the generated runtime functions; libacl_rt.so ... name it too
     lib64/libnnopbase.so   the aclnn host objects and phase 1 (src/hostobj.c); NEEDs libascendcl.so
-    lib64/libopapi.so      the operators' two phases, generated; NEEDs libnnopbase.so and libascendcl.so
+    lib64/libopapi.so      every function of CANN's operator library, generated (`opgen`); NEEDs libnnopbase.so
+                           and libascendcl.so; libopapi_math.so, ..., libaclnn_ops_infer.so, ... name it too
+    lib64/libhccl.so, libacl_op_compiler.so   generated from their headers; NEED libascendcl.so
+    lib64/libge_runner.so, libgraph.so        empty: torch_npu links them and calls nothing in them
     lib64/libc_sec.so      the secure C functions (securec.h)
 
-The headers and the rest of the layout are the CFFI toolkit's (`client.capi.toolkit`). Built with one compiler
+The headers and the rest of the layout (opp/, share/info, bin/setenv.bash) are `client.capi.toolkit`'s.
+Built with one compiler
 invocation per library (CC, else cc or gcc), `-O2 -fvisibility=hidden`; no library links libpython. The
 directory lives in the user's cache ($VNPU_TOOLKIT_DIR, else $XDG_CACHE_HOME/vnpu/native-<key>), keyed by the
 sources; `--rebuild` builds it again.
@@ -22,15 +26,16 @@ import tempfile
 from pathlib import Path
 
 from client.capi import headers as _headers
+from client.capi import opheaders as _opheaders
 from client.capi import toolkit as _capi
-from client.capi.prototypes import PrototypeError, read_table
+from client.capi.prototypes import PrototypeError, Table, read_table
 from client.native import codegen
 from proto import operators as _operators
 from proto.identity import SOC_NAME
 
 PACKAGE = Path(__file__).parent
 SOURCES = PACKAGE / "src"
-NNOPBASE = ("hostobj.c",)  # the aclnn host objects; every other source of src/ is libascendcl.so's core
+NNOPBASE = ("hostobj.c", "hostlist.c")  # the aclnn host objects; every other source of src/ is libascendcl.so's core
 CORE = tuple(sorted(p.name for p in SOURCES.glob("*.c") if p.name not in NNOPBASE))
 FLAGS = (
     "-std=gnu11",
@@ -43,7 +48,14 @@ FLAGS = (
     "-Wall",
     "-Wno-unused-function",
 )
-LIBRARIES = ("ascendcl", "nnopbase", "opapi")
+LIBRARIES = ("ascendcl", "nnopbase", "opapi", "hccl", "acl_op_compiler")  # in order: each links those before it
+LINKS: dict[str, list[str]] = {
+    "ascendcl": [],
+    "nnopbase": ["-lascendcl"],
+    "opapi": ["-lnnopbase", "-lascendcl"],
+    "hccl": ["-lascendcl"],
+    "acl_op_compiler": ["-lascendcl"],
+}
 
 
 class ToolkitError(Exception):
@@ -89,15 +101,21 @@ def ensure(root: Path | None = None, rebuild: bool = False) -> Path:
     return root
 
 
+def read_prototypes(include: Path, cc: str | None = None) -> tuple[Table, list[str]]:
+    """The prototype table of a written include/ (the operator library's from the catalog it was written from,
+    the rest parsed from the headers), and the headers the generated C includes."""
+    made = _opheaders.paths()
+    operator_headers = sorted(p.relative_to(include).as_posix() for p in (include / "aclnnop").glob("*.h"))
+    parsed = read_table(include, [*_capi.ENTRY_HEADERS, *(h for h in operator_headers if h not in made)], cc)
+    table = Table(parsed.prototypes + tuple(_opheaders.prototypes()), parsed.cdef_types)
+    return table, [*_capi.ENTRY_HEADERS, *operator_headers]
+
+
 def build(staging: Path, cc: str) -> codegen.Generated:
     include = staging / "include"
     try:
         _headers.write_tree(include)
-        headers = [
-            *_capi.ENTRY_HEADERS,
-            *sorted(p.relative_to(include).as_posix() for p in (include / "aclnnop").glob("*.h")),
-        ]
-        table = read_table(include, headers, cc)
+        table, headers = read_prototypes(include, cc)
     except (_headers.HeaderError, PrototypeError) as error:
         raise ToolkitError(str(error)) from None
     generated = codegen.generate(table, headers)
@@ -117,9 +135,8 @@ def build(staging: Path, cc: str) -> codegen.Generated:
             str(work / "gen_host.c"),
         ],
         "nnopbase": [*(str(SOURCES / c) for c in NNOPBASE), str(work / "gen_nnopbase.c")],
-        "opapi": [str(work / "gen_opapi.c")],
+        **{name: [str(work / f"gen_{name}.c")] for name in ("opapi", "hccl", "acl_op_compiler")},
     }
-    links = {"ascendcl": [], "nnopbase": ["-lascendcl"], "opapi": ["-lnnopbase", "-lascendcl"]}
     for library in LIBRARIES:  # in order: each links the ones before it
         args = [
             *common,
@@ -129,13 +146,16 @@ def build(staging: Path, cc: str) -> codegen.Generated:
             str(lib64 / f"lib{library}.so"),
             f"-Wl,-soname,lib{library}.so",
         ]
-        args += [*links[library], "-lm"]
+        args += [*LINKS[library], "-lm"]
         done = subprocess.run(args, capture_output=True, text=True)
         if done.returncode != 0:
             raise ToolkitError(f"building lib{library}.so failed:\n{done.stderr[-4000:]}")
     for alias, target in _capi.ALIASES.items():
         (lib64 / f"lib{alias}.so").symlink_to(f"lib{target}.so")
+    _capi.write_layout(staging)
     _capi._compile_securec(include, lib64, cc)
+    for library in _capi.EMPTY_LIBRARIES:
+        _capi._compile_plain(f"/* lib{library}.so: empty (vnpu) */\n", library, include, lib64, cc)
     _capi._write_files(staging)
     (staging / "share" / "vnpu" / "native").write_text("1\n")
     shutil.rmtree(work, ignore_errors=True)

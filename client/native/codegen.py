@@ -25,7 +25,8 @@ from pydantic import BeforeValidator
 
 from client.capi.prototypes import Prototype, Table
 from client.native import annotations as notes
-from proto.aclnn import OPS, ArgKind
+from client.native import opgen
+from proto.aclnn import OPS
 from proto.aclnn import dtypes as _dtypes
 from proto.calltable import CALLS, Call, WireModel
 from proto.errors import ERROR_NAMES
@@ -147,11 +148,15 @@ def kind_of_list(field: Any) -> str:
 def plan(proto: Prototype, written: frozenset[str], structs: frozenset[str] = frozenset()) -> Plan:
     if proto.name in written:
         return Plan("hand")
-    for decl in OPS.values():
+    for decl in OPS.implemented():
         if proto.name == decl.ws_name:
             return Plan("phase1")
         if proto.name == decl.c_name:
             return Plan("phase2")
+    if proto.name in opgen.SPECIAL:
+        return Plan("special")
+    if proto.library == "opapi":
+        return Plan("kernel", "an operator vnpu has no kernel for")
     call = CALLS.get(proto.name)
     if call is None:
         return Plan("stub", notes.UNSUPPORTED.get(proto.name, "not in the call table"))
@@ -372,54 +377,6 @@ def emit_stub(proto: Prototype, why: str) -> str:
     return f'/* {why} */\n{_signature(proto)}\n{{\n    vn_enter("{proto.name}");\n    {body}\n}}'
 
 
-_KINDS = {
-    ArgKind.TENSOR: "VN_TENSOR",
-    ArgKind.OUT: "VN_OUT",
-    ArgKind.INPLACE: "VN_INPLACE",
-    ArgKind.SCALAR: "VN_SCALAR",
-    ArgKind.INT_ARRAY: "VN_INT_ARRAY",
-    ArgKind.INT: "VN_INT",
-    ArgKind.BOOL: "VN_BOOL",
-    ArgKind.DTYPE: "VN_DTYPE",
-}
-_HANDLE_KINDS = frozenset({ArgKind.TENSOR, ArgKind.OUT, ArgKind.INPLACE, ArgKind.SCALAR, ArgKind.INT_ARRAY})
-
-
-def emit_ops() -> str:
-    out = []
-    for decl in OPS.values():
-        args = ", ".join(f'{{"{a.name}", {_KINDS[a.kind]}, {int(a.optional)}}}' for a in decl.args)
-        out.append(f"static const vn_op_arg args_{decl.name}[] = {{{args}}};")
-        out.append(
-            f'static const vn_op op_{decl.name} = {{"{decl.name}", "{decl.ws_name}", "{decl.c_name}", '
-            f"{len(decl.args)}, args_{decl.name}}};"
-        )
-    return "\n".join(out)
-
-
-def emit_phase1(proto: Prototype) -> str:
-    decl = next(d for d in OPS.values() if d.ws_name == proto.name)
-    values = []
-    for arg, param in zip(decl.args, proto.params, strict=False):
-        field = "handle" if arg.kind in _HANDLE_KINDS else "i"
-        cast = "(const void *)" if field == "handle" else "(int64_t)"
-        values.append(f"{{.{field} = {cast}{param.name}}}")
-    ws, ex = proto.params[-2].name, proto.params[-1].name
-    return (
-        f"{_signature(proto)}\n{{\n    const vn_opval values[] = {{{', '.join(values)}}};\n"
-        f"    return vn_phase1(&op_{decl.name}, values, {ws}, (void **){ex});\n}}"
-    )
-
-
-def emit_phase2(proto: Prototype) -> str:
-    decl = next(d for d in OPS.values() if d.c_name == proto.name)
-    names = [p.name for p in proto.params]
-    return (
-        f"{_signature(proto)}\n{{\n    return vn_phase2(&op_{decl.name}, {names[0]}, {names[1]}, (void *){names[2]}, "
-        f"(void *){names[3]});\n}}"
-    )
-
-
 def emit_tables() -> str:
     codes = "\n".join(f'    case {code}: return "{name}";' for code, name in sorted(ERROR_NAMES.items()))
     sizes = "\n".join(f"    case {int(dtype)}: return {info.itemsize};" for dtype, info in _dtypes.INFO.items())
@@ -463,15 +420,19 @@ def generate(table: Table, headers: Iterable[str]) -> Generated:
         if chosen.kind == "call":
             text = emit_call(proto)
         elif chosen.kind == "phase1":
-            text = emit_phase1(proto)
+            text = opgen.emit_phase1(proto)
         elif chosen.kind == "phase2":
-            text = emit_phase2(proto)
+            text = opgen.emit_phase2(proto)
+        elif chosen.kind == "special":
+            text = opgen.emit_special(proto)
+        elif chosen.kind == "kernel":
+            text = opgen.emit_not_implemented(proto)
         else:
             text = emit_stub(proto, chosen.why)
         sources.setdefault(proto.library, []).append(text)
     done = {}
     for library, bodies in sources.items():
-        ops = emit_ops() + "\n\n" if library == "opapi" else ""
+        ops = opgen.SPECIAL_STATE + "\n" + opgen.emit_ops() + "\n\n" if library == "opapi" else ""
         done[library] = prelude + ops + "\n\n".join(bodies) + "\n"
     done["tables"] = emit_tables()
     done["host"] = '#include "core.h"\n#include <stdint.h>\n#pragma GCC visibility push(default)\n' + emit_host()

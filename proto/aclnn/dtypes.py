@@ -32,9 +32,15 @@ class DTypeInfo:
     """One aclDataType: its C name, size in bytes, kind, and the torch-style short name."""
 
     dtype: aclDataType
-    itemsize: int
+    itemsize: int  # bytes a kernel's numpy element takes (1 for ACL_INT4, which memory packs two to a byte)
     kind: Kind
     short: str
+    bits: int = 0  # bits one element takes in device memory (0: itemsize * 8)
+
+    @property
+    def width(self) -> int:
+        """The bits one element takes in device memory."""
+        return self.bits or self.itemsize * 8
 
 
 INFO: Final[dict[aclDataType, DTypeInfo]] = {
@@ -60,9 +66,13 @@ INFO: Final[dict[aclDataType, DTypeInfo]] = {
         DTypeInfo(DT.ACL_FLOAT8_E5M2, 1, Kind.FLOAT, "float8_e5m2"),
         DTypeInfo(DT.ACL_FLOAT8_E4M3FN, 1, Kind.FLOAT, "float8_e4m3fn"),
         DTypeInfo(DT.ACL_FLOAT8_E8M0, 1, Kind.FLOAT, "float8_e8m0"),
+        DTypeInfo(DT.ACL_INT4, 1, Kind.INT, "int4", bits=4),
     )
 }
-"""Every dtype a tensor may have: the byte-sized ones (sub-byte and string types are refused)."""
+"""Every dtype a tensor may have: the byte-sized ones and ACL_INT4 (two to a byte, lowest nibble first; its
+tensors must be contiguous from an even element offset). Other sub-byte and string types are refused."""
+PACKED: Final = frozenset(info.dtype for info in INFO.values() if info.width < 8)
+"""The dtypes memory packs several to a byte (ACL_INT4)."""
 
 FLOATS: Final = frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_DOUBLE})
 INTS: Final = frozenset({DT.ACL_INT8, DT.ACL_INT16, DT.ACL_INT32, DT.ACL_INT64, DT.ACL_UINT8})
@@ -73,7 +83,7 @@ WIDE_UNSIGNED: Final = frozenset({DT.ACL_UINT16, DT.ACL_UINT32, DT.ACL_UINT64})
 SCALAR_DTYPES: Final = ALL | WIDE_UNSIGNED
 """The dtypes `aclCreateScalar` accepts."""
 
-_INT_RANGES: Final = {info.dtype: info.itemsize * 8 for info in INFO.values() if info.kind in (Kind.INT, Kind.UINT)}
+_INT_RANGES: Final = {info.dtype: info.width for info in INFO.values() if info.kind in (Kind.INT, Kind.UINT)}
 
 
 def info(dtype: aclDataType) -> DTypeInfo:

@@ -14,14 +14,11 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, ClassVar, Final, SupportsIndex, TypeGuard
+from typing import ClassVar, Final, SupportsIndex, TypeGuard
 
 from proto.aclnn import dtypes
 from proto.constants import aclDataType, aclFormat
 from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, AclError
-
-if TYPE_CHECKING:
-    pass
 
 MAX_DIMS: Final = 8
 INT64_MIN: Final = -(1 << 63)
@@ -142,10 +139,25 @@ class aclTensor:  # noqa: N801 - the C type name
     def byte_range(self) -> tuple[int, int]:
         """(first byte pointer, byte count) of the view: `data + offset*itemsize` to its last element.
 
-        An empty tensor touches nothing: its count is 0.
+        An empty tensor touches nothing: its count is 0. An ACL_INT4 view (two elements to a byte) starts at the
+        byte of its first element and covers the bytes its elements' nibbles lie in.
         """
-        first = self.data + self.offset * self.itemsize
-        return first, (self.last_element + 1) * self.itemsize if self.numel else 0
+        bits = dtypes.INFO[self.data_type].width
+        if bits >= 8:
+            first = self.data + self.offset * self.itemsize
+            return first, (self.last_element + 1) * self.itemsize if self.numel else 0
+        start = self.offset * bits
+        end = (self.offset + self.last_element + 1) * bits
+        return self.data + start // 8, -(-end // 8) - start // 8 if self.numel else 0
+
+    def is_contiguous(self) -> bool:
+        """Whether the view is row-major contiguous (torch's is_contiguous: size-1 dims' strides ignored)."""
+        expected = 1
+        for dim, stride in zip(reversed(self.view_dims), reversed(self.strides), strict=True):
+            if dim != 1 and stride != expected:
+                return False
+            expected *= dim
+        return True
 
 
 @dataclass(frozen=True)
@@ -251,3 +263,48 @@ def aclDestroyScalar(scalar: aclScalar | None) -> int:  # noqa: N802
 def aclDestroyIntArray(array: aclIntArray | None) -> int:  # noqa: N802
     """aclDestroyIntArray: returns ACLNN_SUCCESS; a later use of the array is refused."""
     return _destroy("aclDestroyIntArray", "array", array, aclIntArray)
+
+
+def _live_tensor(api: str, tensor: aclTensor | None) -> aclTensor:
+    check_handle(api, "tensor", tensor, aclTensor)
+    assert tensor is not None
+    if tensor.destroyed:
+        raise invalid(api, "tensor was destroyed by aclDestroyTensor")
+    return tensor
+
+
+def aclGetViewShape(tensor: aclTensor | None) -> list[int]:  # noqa: N802
+    """aclGetViewShape: the view's dims (C's `viewDims`, `viewDimsNum` out-parameters as one list)."""
+    return list(_live_tensor("aclGetViewShape", tensor).view_dims)
+
+
+def aclGetStorageShape(tensor: aclTensor | None) -> list[int]:  # noqa: N802
+    """aclGetStorageShape: the storage's dims."""
+    return list(_live_tensor("aclGetStorageShape", tensor).storage_dims)
+
+
+def aclGetViewStrides(tensor: aclTensor | None) -> list[int]:  # noqa: N802
+    """aclGetViewStrides: the view's strides, in elements."""
+    return list(_live_tensor("aclGetViewStrides", tensor).strides)
+
+
+def aclGetViewOffset(tensor: aclTensor | None) -> int:  # noqa: N802
+    """aclGetViewOffset: the view's first element, in elements from the storage's start."""
+    return _live_tensor("aclGetViewOffset", tensor).offset
+
+
+def aclGetFormat(tensor: aclTensor | None) -> aclFormat:  # noqa: N802
+    """aclGetFormat: the tensor's format."""
+    return _live_tensor("aclGetFormat", tensor).format
+
+
+def aclGetDataType(tensor: aclTensor | None) -> aclDataType:  # noqa: N802
+    """aclGetDataType: the tensor's element type."""
+    return _live_tensor("aclGetDataType", tensor).data_type
+
+
+def aclGetIntArraySize(array: aclIntArray | None) -> int:  # noqa: N802
+    """aclGetIntArraySize: the number of values (C's `size` out-parameter)."""
+    check_handle("aclGetIntArraySize", "array", array, aclIntArray)
+    assert array is not None
+    return len(array.values)

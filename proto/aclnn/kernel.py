@@ -9,8 +9,17 @@ Wire form (what a curl user writes; every argument by its C name, dtypes and for
               "alpha": {"value": 1.0, "data_type": "ACL_FLOAT"},
               "out":   {...same fields...}}}
 
-Int arrays are JSON lists, int and bool attributes plain values, dtype attributes C names ("ACL_FLOAT"; the
-int value is accepted too). Non-finite float scalars travel as the strings "inf", "-inf" and "nan".
+By kind (`proto.aclnn.decl.ArgKind`):
+
+- tensor: the object above (`aclCreateTensor`'s arguments); tensor list: a JSON list of those objects;
+- scalar: `{"value", "data_type"}`; scalar list: a JSON list of those;
+- int array: a list of ints; bool array: a list of bools; float array: a list of numbers;
+- int64/int32/int8/uint64/uint32 attributes: an int; bool: a bool; double/float: a number; string (`char *`): a
+  JSON string; dtype: its C name ("ACL_FLOAT"; the int value is accepted too);
+- an absent optional argument (C's NULL): null.
+
+Non-finite floats (scalar values, float arrays, double and float attributes) travel as the strings "inf", "-inf"
+and "nan". Every argument is present, in any order; the decoder checks each against its kind.
 """
 
 from __future__ import annotations
@@ -22,10 +31,11 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Final
 
-from proto.aclnn.decl import TENSOR_KINDS, ArgKind, ArgValue, KernelKind, OpArgError, OpDecl
+from proto.aclnn.decl import LIST_KINDS, TENSOR_KINDS, ArgKind, ArgValue, KernelKind, OpArgError, OpDecl
 from proto.aclnn.host import aclIntArray, aclScalar, aclTensor, is_int64
+from proto.aclnn.hostlist import aclBoolArray, aclFloatArray, aclScalarList, aclTensorList
 from proto.aclnn.registry import OPS
-from proto.aclnn.rules import tensor
+from proto.aclnn.rules.base import tensor
 from proto.constants import aclDataType
 from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
 
@@ -51,7 +61,7 @@ class KernelDesc:
     def __post_init__(self) -> None:
         decl = OPS.get(self.op) if isinstance(self.op, str) else None
         if decl is None:
-            raise AclError(ACLNN_ERR_PARAM_INVALID, f"unknown operator {self.op!r}; vnpu implements {', '.join(OPS)}")
+            raise AclError(ACLNN_ERR_PARAM_INVALID, f"unknown operator {repr(self.op)[:80]}: {OPS.unknown_hint()}")
         if not isinstance(self.args, Mapping):
             raise AclError(ACLNN_ERR_PARAM_INVALID, f"{decl.c_name}: args must be a mapping", api=decl.c_name)
         try:
@@ -89,14 +99,16 @@ class KernelDesc:
         """The unit the kernel runs on: "vector" (AIV) or "cube" (AIC)."""
         return self.decl.kernel_kind
 
-    @property
+    @cached_property
     def tensors(self) -> dict[str, aclTensor | None]:
-        """Every tensor argument by name (None for an absent optional one)."""
+        """Every tensor argument by name (None for an absent optional one), a tensor list's members as `name[i]`."""
         found: dict[str, aclTensor | None] = {}
         for arg in self.decl.args:
+            value = self.args[arg.name]
             if arg.kind in TENSOR_KINDS:
-                value = self.args[arg.name]
                 found[arg.name] = value if isinstance(value, aclTensor) else None
+            elif isinstance(value, aclTensorList):
+                found.update((f"{arg.name}[{i}]", t) for i, t in enumerate(value.tensors))
         return found
 
     @property
@@ -136,25 +148,41 @@ def _encode_number(value: bool | int | float) -> JSON:
     return value
 
 
+def _tensor_wire(value: aclTensor) -> JSON:
+    fields: dict[str, JSON] = {
+        "view_dims": list(value.view_dims),
+        "data_type": value.data_type.name,
+        "strides": list(value.strides),
+        "offset": value.offset,
+        "format": value.format.name,
+        "storage_dims": list(value.storage_dims),
+        "data": value.data,
+    }
+    return fields
+
+
+def _scalar_wire(value: aclScalar) -> JSON:
+    return {"value": _encode_number(value.value), "data_type": value.data_type.name}
+
+
 def wire_of(value: ArgValue) -> JSON:
-    """One argument's wire form (a tensor, scalar or int array as JSON; attributes as they are)."""
+    """One argument's wire form (host objects as JSON; attributes as they are, non-finite floats named)."""
     if isinstance(value, aclTensor):
-        fields: dict[str, JSON] = {
-            "view_dims": list(value.view_dims),
-            "data_type": value.data_type.name,
-            "strides": list(value.strides),
-            "offset": value.offset,
-            "format": value.format.name,
-            "storage_dims": list(value.storage_dims),
-            "data": value.data,
-        }
-        return fields
+        return _tensor_wire(value)
     if isinstance(value, aclScalar):
-        return {"value": _encode_number(value.value), "data_type": value.data_type.name}
-    if isinstance(value, aclIntArray):
+        return _scalar_wire(value)
+    if isinstance(value, aclIntArray | aclBoolArray):
         return list(value.values)
+    if isinstance(value, aclFloatArray):
+        return [_encode_number(v) for v in value.values]
+    if isinstance(value, aclTensorList):
+        return [None if t is None else _tensor_wire(t) for t in value.tensors]
+    if isinstance(value, aclScalarList):
+        return [_scalar_wire(s) for s in value.scalars]
     if isinstance(value, aclDataType):
         return value.name
+    if isinstance(value, float):
+        return _encode_number(value)
     return value
 
 
@@ -179,9 +207,9 @@ def _fields(value: object, path: str, names: tuple[str, ...], api: str = "") -> 
 def _decode(data: object) -> KernelDesc:
     fields = _fields(data, "kernel", KERNEL_FIELDS)
     op = fields["op"]
-    if not isinstance(op, str) or op not in OPS:
-        raise _WireError("op", f"unknown operator {op!r}; vnpu implements {', '.join(OPS)}")
-    decl = OPS[op]
+    decl = OPS.get(op) if isinstance(op, str) else None
+    if decl is None:
+        raise _WireError("op", f"unknown operator {repr(op)[:80]}: {OPS.unknown_hint()}")
     args = _fields(fields["args"], "args", decl.arg_names, decl.c_name)
     values = {arg.name: _decode_arg(arg.kind, args[arg.name], f"args.{arg.name}", decl.c_name) for arg in decl.args}
     return KernelDesc(op, values, fields["workspace_size"])
@@ -194,16 +222,48 @@ def _decode_number(value: object) -> Any:
     return value
 
 
+def _items(value: object, path: str, api: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _WireError(path, f"must be a list; got {type(value).__name__}", api)
+    return value
+
+
+def _decode_tensor(value: object, path: str, api: str) -> aclTensor:
+    return aclTensor(**_fields(value, path, TENSOR_FIELDS, api))
+
+
+def _decode_scalar(value: object, path: str, api: str) -> aclScalar:
+    scalar = _fields(value, path, SCALAR_FIELDS, api)
+    return aclScalar(_decode_number(scalar["value"]), scalar["data_type"])
+
+
+_ATTRIBUTES: Final = frozenset(
+    {ArgKind.INT, ArgKind.INT32, ArgKind.INT8, ArgKind.UINT64, ArgKind.UINT32, ArgKind.BOOL, ArgKind.STRING}
+)
+
+
 def _decode_arg(kind: ArgKind, value: object, path: str, api: str) -> Any:
-    """The host object for a tensor, scalar or int array; attributes pass through (KernelDesc checks them)."""
-    if value is None or kind in (ArgKind.INT, ArgKind.BOOL, ArgKind.DTYPE):
+    """The host object of a tensor, list, scalar or array; attributes pass through (KernelDesc checks them)."""
+    if value is None or kind in _ATTRIBUTES or kind is ArgKind.DTYPE:
         return value
     try:
+        if kind in (ArgKind.DOUBLE, ArgKind.FLOAT):
+            return _decode_number(value)
         if kind is ArgKind.SCALAR:
-            scalar = _fields(value, path, SCALAR_FIELDS, api)
-            return aclScalar(_decode_number(scalar["value"]), scalar["data_type"])
+            return _decode_scalar(value, path, api)
         if kind is ArgKind.INT_ARRAY:
             return aclIntArray(value)  # type: ignore[arg-type]
-        return aclTensor(**_fields(value, path, TENSOR_FIELDS, api))
+        if kind is ArgKind.BOOL_ARRAY:
+            return aclBoolArray(_items(value, path, api))  # type: ignore[arg-type]
+        if kind is ArgKind.FLOAT_ARRAY:
+            return aclFloatArray([_decode_number(v) for v in _items(value, path, api)])  # type: ignore[arg-type]
+        if kind is ArgKind.SCALAR_LIST:
+            items = _items(value, path, api)
+            return aclScalarList(tuple(_decode_scalar(v, f"{path}[{i}]", api) for i, v in enumerate(items)))
+        if kind in LIST_KINDS:
+            items = _items(value, path, api)
+            members = (None if v is None else _decode_tensor(v, f"{path}[{i}]", api) for i, v in enumerate(items))
+            return aclTensorList(tuple(members))
+        return _decode_tensor(value, path, api)
     except AclError as error:
         raise _WireError(path, error.message, api) from None

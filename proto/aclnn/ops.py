@@ -1,68 +1,83 @@
-"""Every aclnn operator vnpu implements, declared once: C arguments in order, family rule, kernel unit.
+"""The rule table: every operator vnpu implements, one row each, gathered from the families' tables, and the source
+of every declaration the registry (`proto.aclnn.OPS`) hands out.
 
-The signatures are those of the CANN aclnn headers (`aclnn_add.h`, `aclnn_matmul.h`, ...). Matmul runs on the
-cube unit (AIC), everything else on the vector unit (AIV); task update refuses swapping one for the other.
+An operator's C arguments come from CANN's catalog (`proto.aclnn.catalog`), never from here: a row names the
+operator and its rule (`proto.aclnn.rules.<family>.TABLE`), and `proto.aclnn.declare` joins the two when the
+operator is first asked for. Adding an operator is one row in its family's table, one kernel function
+(`server.npu.ops.<area>`) and one test row.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from proto.aclnn.decl import Arg, ArgKind, KernelKind, OpDecl, Rule
-from proto.aclnn.dtypes import ALL, FLOATS, NUMERIC
+from proto.aclnn.catalog import catalog
+from proto.aclnn.decl import OpDecl
+from proto.aclnn.declare import declaration
+from proto.aclnn.entry import Row
 from proto.aclnn.registry import OPS
-from proto.aclnn.rules import Binary, Cast, Copy, Matmul, Reduce, Softmax, Unary
-from proto.constants import aclDataType
-
-A = ArgKind
-SELF, OUT, SELF_REF = Arg("self", A.TENSOR), Arg("out", A.OUT), Arg("selfRef", A.INPLACE)
-
-
-def binary(
-    name: str, *, scalar: bool = False, alpha: bool = False, no_bool: bool = False, true_div: bool = False
-) -> OpDecl:
-    """aclnn<name>(self, other[, alpha], out), or (selfRef, other[, alpha]) for an Inplace<...> name."""
-    inplace = name.startswith("Inplace")
-    first = SELF_REF if inplace else SELF
-    args: tuple[Arg, ...] = (first, Arg("other", A.SCALAR if scalar else A.TENSOR))
-    args += (Arg("alpha", A.SCALAR),) if alpha else ()
-    args += () if inplace else (OUT,)
-    out = first.name if inplace else OUT.name
-    return OpDecl(name, args, Binary(first=first.name, out=out, no_bool=no_bool, true_div=true_div))
-
-
-def op(name: str, rule: Rule, *middle: Arg, kernel_kind: KernelKind = "vector") -> OpDecl:
-    """aclnn<name>(self, <middle>..., out)."""
-    return OpDecl(name, (SELF, *middle, OUT), rule, kernel_kind)
-
-
-def reduce(name: str, allowed: frozenset[aclDataType]) -> OpDecl:
-    """aclnn<name>(self, dim, keepDim, dtype, out)."""
-    return op(name, Reduce(allowed=allowed), Arg("dim", A.INT_ARRAY), Arg("keepDim", A.BOOL), Arg("dtype", A.DTYPE))
-
-
-DECLS: Final[tuple[OpDecl, ...]] = (
-    binary("Add", alpha=True),
-    binary("Adds", scalar=True, alpha=True),
-    binary("Sub", alpha=True, no_bool=True),
-    binary("Subs", scalar=True, alpha=True, no_bool=True),
-    binary("Mul"),
-    binary("Muls", scalar=True),
-    binary("Div", true_div=True),
-    binary("InplaceAdd", alpha=True),
-    binary("InplaceMul"),
-    op("Relu", Unary(allowed=NUMERIC)),
-    op("Gelu", Unary(allowed=FLOATS)),
-    op("Silu", Unary(allowed=FLOATS)),
-    op("Abs", Unary(allowed=ALL)),
-    op("Neg", Unary(allowed=NUMERIC)),
-    op("Exp", Unary(allowed=ALL, to_float=True)),
-    op("Softmax", Softmax(), Arg("dim", A.INT)),
-    op("Cast", Cast(), Arg("dtype", A.DTYPE)),
-    OpDecl("InplaceCopy", (SELF_REF, Arg("src", A.TENSOR)), Copy()),
-    reduce("ReduceSum", ALL),
-    reduce("Mean", FLOATS),
-    OpDecl("Matmul", (SELF, Arg("mat2", A.TENSOR), OUT, Arg("cubeMathType", A.INT, c_type="int8_t")), Matmul(), "cube"),
+from proto.aclnn.rules import (
+    activation,
+    attention,
+    creation,
+    elementwise,
+    index,
+    matmul,
+    norm,
+    pointwise,
+    reduce,
+    shape,
+    transformer,
 )
 
-OPS.update((decl.name, decl) for decl in DECLS)
+FAMILIES: Final = (
+    elementwise,
+    pointwise,
+    reduce,
+    shape,
+    creation,
+    activation,
+    index,
+    matmul,
+    norm,
+    attention,
+    transformer,
+)
+
+
+def _gather() -> dict[str, Row]:
+    rows: dict[str, Row] = {}
+    for family in FAMILIES:
+        for name, row in family.TABLE.items():
+            if name in rows:
+                raise ValueError(f"aclnn{name} has a row in two families' tables ({family.__name__})")
+            rows[name] = row
+    return rows
+
+
+RULES: Final[dict[str, Row]] = _gather()
+"""The implemented operators by name: their rows."""
+
+ORIGINAL: Final = (
+    "Add", "Adds", "Sub", "Subs", "Mul", "Muls", "Div", "InplaceAdd", "InplaceMul", "Relu", "Gelu", "Silu", "Abs",
+    "Neg", "Exp", "Softmax", "Cast", "InplaceCopy", "ReduceSum", "Mean", "Matmul",
+)  # fmt: skip
+"""The 21 operators vnpu had before the catalog, in their old order (`DECLS`)."""
+
+
+def build(name: str) -> OpDecl | None:
+    """The declaration of CANN's operator `name` (None for a name the catalog does not hold)."""
+    op = catalog().ops.get(name)
+    return None if op is None else declaration(op, RULES.get(name))
+
+
+def _names() -> list[str]:
+    return list(catalog().ops)
+
+
+OPS.attach(_names, build, RULES.keys)
+
+
+def decls() -> tuple[OpDecl, ...]:
+    """The declarations of the `ORIGINAL` operators."""
+    return tuple(OPS[name] for name in ORIGINAL)

@@ -8,12 +8,14 @@ functions are generated from the declarations in `ops.py`; each C name below is 
 from __future__ import annotations
 
 import inspect
+import keyword
 from collections.abc import Callable, Mapping
 from typing import Final
 
 from proto.aclnn.decl import OpArgError, OpDecl
 from proto.aclnn.executor import aclOpExecutor
 from proto.aclnn.host import aclIntArray, aclScalar, aclTensor
+from proto.aclnn.hostlist import aclBoolArray, aclFloatArray, aclScalarList, aclTensorList
 from proto.aclnn.kernel import KernelDesc
 from proto.aclnn.registry import OPS
 from proto.constants import aclDataType
@@ -52,8 +54,14 @@ def revalidate(kernel: KernelDesc) -> KernelDesc:
     return kernel
 
 
+def _py(name: str) -> str:
+    """A C argument name as a Python parameter name (`from` -> `from_`: a keyword cannot be one)."""
+    return f"{name}_" if keyword.iskeyword(name) else name
+
+
 def _bind(decl: OpDecl, args: tuple[object, ...], kwargs: dict[str, object]) -> dict[str, object]:
     names = decl.arg_names
+    kwargs = {(key[:-1] if key.endswith("_") and keyword.iskeyword(key[:-1]) else key): v for key, v in kwargs.items()}
     if len(args) > len(names):
         raise TypeError(f"{decl.ws_name}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
     values = dict(zip(names, args, strict=False))
@@ -69,9 +77,17 @@ def _bind(decl: OpDecl, args: tuple[object, ...], kwargs: dict[str, object]) -> 
 
 # Argument types whose values cannot change: a call with the very same objects as an earlier call that passed
 # phase 1 gets the same workspace size and description (a fresh executor each time).
-IMMUTABLE: Final = frozenset({aclTensor, aclScalar, aclIntArray, aclDataType, int, float, bool, str, type(None)})
-DESTROYABLE: Final = frozenset({aclTensor, aclScalar, aclIntArray})  # a memo hit still refuses a destroyed one
+DESTROYABLE: Final = frozenset(
+    {aclTensor, aclScalar, aclIntArray, aclTensorList, aclScalarList, aclBoolArray, aclFloatArray}
+)
+IMMUTABLE: Final = DESTROYABLE | {aclDataType, int, float, bool, str, type(None)}
 MEMO_SIZE: Final = 1024  # remembered argument tuples per operator; the memo starts over when full
+
+
+def _destroyed(value: object) -> bool:
+    if type(value) is aclTensorList:
+        return value.destroyed or any(t is not None and t.destroyed for t in value.tensors)
+    return type(value) in DESTROYABLE and bool(value.destroyed)  # type: ignore[attr-defined]
 
 
 def phase1(decl: OpDecl) -> Phase1:
@@ -88,7 +104,7 @@ def phase1(decl: OpDecl) -> Phase1:
         if not kwargs and len(args) == len(decl.arg_names) and all(type(a) in IMMUTABLE for a in args):
             key = tuple(map(id, args))
             known = memo.get(key)
-            if known is not None and not any(a.destroyed for a in args if type(a) in DESTROYABLE):  # type: ignore[attr-defined]
+            if known is not None and not any(map(_destroyed, args)):  # a memo hit still refuses a destroyed one
                 return known[1], aclOpExecutor(known[2])
         size, executor = get_workspace_size(decl, _bind(decl, args, kwargs))
         if key is not None:
@@ -101,29 +117,38 @@ def phase1(decl: OpDecl) -> Phase1:
     call.__doc__ = (
         f"{decl.ws_name}({', '.join(decl.arg_names)}) -> (workspaceSize, executor): phase 1 of {decl.c_name}."
     )
-    params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in decl.arg_names]
+    params = [inspect.Parameter(_py(name), inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in decl.arg_names]
     call.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    call.decl = decl  # type: ignore[attr-defined]
     return call
 
 
-aclnnAddGetWorkspaceSize = phase1(OPS["Add"])
-aclnnAddsGetWorkspaceSize = phase1(OPS["Adds"])
-aclnnSubGetWorkspaceSize = phase1(OPS["Sub"])
-aclnnSubsGetWorkspaceSize = phase1(OPS["Subs"])
-aclnnMulGetWorkspaceSize = phase1(OPS["Mul"])
-aclnnMulsGetWorkspaceSize = phase1(OPS["Muls"])
-aclnnDivGetWorkspaceSize = phase1(OPS["Div"])
-aclnnInplaceAddGetWorkspaceSize = phase1(OPS["InplaceAdd"])
-aclnnInplaceMulGetWorkspaceSize = phase1(OPS["InplaceMul"])
-aclnnReluGetWorkspaceSize = phase1(OPS["Relu"])
-aclnnGeluGetWorkspaceSize = phase1(OPS["Gelu"])
-aclnnSiluGetWorkspaceSize = phase1(OPS["Silu"])
-aclnnAbsGetWorkspaceSize = phase1(OPS["Abs"])
-aclnnNegGetWorkspaceSize = phase1(OPS["Neg"])
-aclnnExpGetWorkspaceSize = phase1(OPS["Exp"])
-aclnnSoftmaxGetWorkspaceSize = phase1(OPS["Softmax"])
-aclnnCastGetWorkspaceSize = phase1(OPS["Cast"])
-aclnnInplaceCopyGetWorkspaceSize = phase1(OPS["InplaceCopy"])
-aclnnReduceSumGetWorkspaceSize = phase1(OPS["ReduceSum"])
-aclnnMeanGetWorkspaceSize = phase1(OPS["Mean"])
-aclnnMatmulGetWorkspaceSize = phase1(OPS["Matmul"])
+_FUNCTIONS: dict[str, Phase1] = {}
+
+
+def remember(made: Phase1) -> None:
+    """Make `made` (a user-declared operator's own phase-1 function) the one `function` hands out for its name."""
+    _FUNCTIONS[made.__name__] = made
+
+
+def function(ws_name: str) -> Phase1 | None:
+    """The phase-1 function named `ws_name` ("aclnnAddGetWorkspaceSize") of any declared operator, made on first
+    use; None for a name that is not one. A user-declared operator's is its own (`proto.operators`)."""
+    if not ws_name.startswith("aclnn") or not ws_name.endswith("GetWorkspaceSize"):
+        return None
+    decl = OPS.get(ws_name[5 : -len("GetWorkspaceSize")])
+    if decl is None:
+        return None
+    made = _FUNCTIONS.get(ws_name)
+    if made is None or getattr(made, "decl", None) is not decl:
+        made = phase1(decl)
+        _FUNCTIONS[ws_name] = made
+    return made
+
+
+def __getattr__(name: str) -> Phase1:
+    """`aclnn<Op>GetWorkspaceSize` of any declared operator, as an attribute of this module too."""
+    found = function(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return found

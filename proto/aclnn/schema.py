@@ -12,10 +12,9 @@ from enum import IntEnum
 from typing import Any, Final
 
 from proto.aclnn import dtypes
-from proto.aclnn.decl import TENSOR_KINDS, Arg, ArgKind, OpDecl
+from proto.aclnn.decl import LIST_KINDS, TENSOR_KINDS, Arg, ArgKind, OpDecl
 from proto.aclnn.host import MAX_DIMS
 from proto.aclnn.kernel import NONFINITE, TENSOR_FIELDS
-from proto.aclnn.registry import OPS
 from proto.addresses import DEVICE_BASE
 from proto.constants import aclDataType, aclFormat
 
@@ -69,20 +68,43 @@ COMPONENTS: Final[dict[str, dict[str, Any]]] = {
     "aclScalar": _object("aclScalar", _SCALAR_FIELDS, "aclCreateScalar's arguments: one host value"),
 }
 
+_TENSOR: Final = {"$ref": f"{REF}aclTensor"}
+_SCALAR: Final = {"$ref": f"{REF}aclScalar"}
+_FLOAT: Final = {"anyOf": [{"type": "number"}, {"type": "string", "enum": list(NONFINITE)}]}
+
+
+def _ints(low: int, high: int) -> dict[str, Any]:
+    return {"type": "integer", "minimum": low, "maximum": high}
+
+
 _KINDS: Final[dict[ArgKind, dict[str, Any]]] = {
-    ArgKind.SCALAR: {"$ref": f"{REF}aclScalar"},
+    ArgKind.TENSOR_LIST: {"type": "array", "items": _TENSOR, "description": "an aclTensorList"},
+    ArgKind.OUT_LIST: {"type": "array", "items": _TENSOR, "description": "an aclTensorList (written)"},
+    ArgKind.INPLACE_LIST: {"type": "array", "items": _TENSOR, "description": "an aclTensorList (written)"},
+    ArgKind.SCALAR: _SCALAR,
+    ArgKind.SCALAR_LIST: {"type": "array", "items": _SCALAR, "description": "an aclScalarList"},
     ArgKind.INT_ARRAY: {"type": "array", "items": INT64, "description": "an aclIntArray"},
+    ArgKind.BOOL_ARRAY: {"type": "array", "items": {"type": "boolean"}, "description": "an aclBoolArray"},
+    ArgKind.FLOAT_ARRAY: {"type": "array", "items": _FLOAT, "description": "an aclFloatArray"},
     ArgKind.INT: INT64,
+    ArgKind.INT32: _ints(-(2**31), 2**31 - 1),
+    ArgKind.INT8: _ints(-128, 127),
+    ArgKind.UINT64: _ints(0, 2**64 - 1),
+    ArgKind.UINT32: _ints(0, 2**32 - 1),
+    ArgKind.DOUBLE: _FLOAT,
+    ArgKind.FLOAT: _FLOAT,
     ArgKind.BOOL: {"type": "boolean"},
+    ArgKind.STRING: {"type": "string"},
     ArgKind.DTYPE: enum_of(aclDataType, dtypes.INFO),
 }
 
 
 def _arg_schema(arg: Arg) -> dict[str, Any]:
-    schema = {"$ref": f"{REF}aclTensor"} if arg.kind in TENSOR_KINDS else _KINDS[arg.kind]
+    schema = _TENSOR if arg.kind in TENSOR_KINDS else _KINDS[arg.kind]
+    said = f"{arg.name}: {arg.kind} ({arg.ctype})"
     if arg.optional:
-        return {"anyOf": [schema, {"type": "null"}], "description": f"{arg.name}: {arg.kind}, or null (optional)"}
-    return schema | {"description": f"{arg.name}: {arg.kind}"}
+        return {"anyOf": [schema, {"type": "null"}], "description": f"{said}, or null (optional)"}
+    return schema | {"description": said}
 
 
 def args_schema(decl: OpDecl) -> dict[str, Any]:
@@ -97,13 +119,33 @@ def kernel_schema(decl: OpDecl) -> dict[str, Any]:
     return _object(f"{decl.c_name} kernel", fields, f"an executor of {decl.c_name} (KernelDesc wire form)")
 
 
+ANY_ARG: Final = {
+    "description": "one argument in the wire form of its kind: a tensor, a scalar, a list (of tensors, scalars, "
+    "ints, bools or numbers), an int, a number, a bool, a string, a dtype's C name, or null",
+    "anyOf": [
+        _TENSOR,
+        _SCALAR,
+        {"type": "array", "items": {"anyOf": [_TENSOR, _SCALAR, INT64, _FLOAT, {"type": "boolean"}, {"type": "null"}]}},
+        INT64 | {"maximum": 2**64 - 1},
+        _FLOAT,
+        {"type": "boolean"},
+        {"type": "string"},
+        {"type": "null"},
+    ],
+}
+ARGS_SCHEMA: Final = {
+    "title": "AclnnArgs",
+    "description": "an operator's arguments by C name (`GET /v1/aclnn/aclnnXxx` gives its exact schema)",
+    "type": "object",
+    "additionalProperties": ANY_ARG,
+}
+
+
 def kernel_desc_schema() -> dict[str, Any]:
-    """Any operator's kernel description: vnpu's own and those declared by the time it is asked."""
-    return {
-        "title": "KernelDesc",
-        "description": "an aclnn executor: the kernel description of one operator's launch (its phase 1 gives it)",
-        "oneOf": [kernel_schema(decl) for decl in OPS.values()],
-    }
+    """Any operator's kernel description (the operator named by `op`; `GET /v1/aclnn/aclnn<op>` gives the exact
+    schema of its `args`)."""
+    fields = {"op": {"type": "string", "pattern": "^[A-Za-z0-9_]+$"}, "args": ARGS_SCHEMA, "workspace_size": SIZE}
+    return _object("KernelDesc", fields, "an aclnn executor: the kernel description of one operator's launch")
 
 
 # -- examples: valid arguments for each operator (its phase 1 passes on them) ----------------------------------
@@ -115,9 +157,19 @@ _SHAPES: Final[dict[tuple[str, str], list[int]]] = {
 }
 _ATTRS: Final[dict[ArgKind, Any]] = {
     ArgKind.SCALAR: {"value": 1.0, "data_type": "ACL_FLOAT"},
+    ArgKind.SCALAR_LIST: [{"value": 1.0, "data_type": "ACL_FLOAT"}],
     ArgKind.INT_ARRAY: [1],
+    ArgKind.BOOL_ARRAY: [False],
+    ArgKind.FLOAT_ARRAY: [1.0],
     ArgKind.INT: 0,
+    ArgKind.INT32: 0,
+    ArgKind.INT8: 0,
+    ArgKind.UINT64: 0,
+    ArgKind.UINT32: 0,
+    ArgKind.DOUBLE: 1e-5,
+    ArgKind.FLOAT: 1.0,
     ArgKind.BOOL: False,
+    ArgKind.STRING: "",
     ArgKind.DTYPE: "ACL_FLOAT",
 }
 
@@ -131,10 +183,18 @@ def _tensor_example(shape: list[int], data: int) -> dict[str, Any]:
 
 
 def example_args(decl: OpDecl) -> dict[str, Any]:
-    """Float32 tensors (2x3 unless the operator needs other shapes) 4 KiB apart from device 0's first address."""
-    return {
-        arg.name: _tensor_example(_SHAPES.get((decl.name, arg.name), [2, 3]), DEVICE_BASE + n * 0x1000)
-        if arg.kind in TENSOR_KINDS
-        else _ATTRS[arg.kind]
-        for n, arg in enumerate(decl.args)
-    }
+    """Float32 tensors (2x3 unless the operator needs other shapes) 4 KiB apart from device 0's first address; a
+    list holds one such tensor; optional arguments are null. (Valid for vnpu's first operators; a generic guess for
+    the others.)"""
+    found: dict[str, Any] = {}
+    for n, arg in enumerate(decl.args):
+        tensor = _tensor_example(_SHAPES.get((decl.name, arg.name), [2, 3]), DEVICE_BASE + n * 0x1000)
+        if arg.optional:
+            found[arg.name] = None
+        elif arg.kind in TENSOR_KINDS:
+            found[arg.name] = tensor
+        elif arg.kind in LIST_KINDS:
+            found[arg.name] = [tensor]
+        else:
+            found[arg.name] = _ATTRS[arg.kind]
+    return found

@@ -79,6 +79,10 @@ def resolve(call: Call, body: bytes) -> bytes:
         parsed = json.loads(body)
     except ValueError:
         return body  # the call table's validation says what is wrong with it
+    except RecursionError:
+        raise MalformedCall(
+            "the body nests arrays or objects deeper than any call's arguments do: send plain values", call.name
+        ) from None
     try:
         _replace(parsed, plan_of(call.request), "")
     except ValueError as error:

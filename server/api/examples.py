@@ -3,9 +3,9 @@
 Values are realistic rather than minimal: device 0, a 4 KiB size, pointers and handles in the form vnpu prints
 them (device 0's first address, the first handle), the default stream (0) where a call takes it, the enum member
 a program would pass, by its C name (one `PREFERRED` names, else the first non-negative one), the flags and
-NULLs a call demands (`CALL_VALUES`, `NULLS`), a phase-2 launch with the executor its operator's example phase 1
-gives. A pasted example reaches the device, which answers it: a result, or that this pointer or handle is not
-yours yet.
+NULLs a call demands (`CALL_VALUES`, `NULLS`), a phase-2 launch with the executor its operator's example phase
+1 gives (`launch_example`). A pasted example reaches the device, which answers it: a result, or that this
+pointer or handle is not yours yet.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from proto.aclnn.phase1 import get_workspace_size
 from proto.aclnn.schema import example_args
 from proto.addresses import DEVICE_BASE
 from proto.calltable import Call
-from proto.errors import AclError
 
 POINTER: Final = f"{DEVICE_BASE:#x}"
 HANDLE: Final = "0x1000"
@@ -126,12 +125,14 @@ def example(call: Call, schema: dict[str, Any]) -> dict[str, Any]:
     """The example body of `call` (its request schema annotated by `server.api.openapi`)."""
     body: dict[str, Any] = value_of(schema) if schema.get("properties") else {}
     body |= {arg: value for (name, arg), value in CALL_VALUES.items() if name == call.name}
-    decl = OPS.get(call.name.removeprefix("aclnn")) if call.name.startswith("aclnn") else None
-    if decl is not None:
-        try:
-            kernel = KernelDesc.from_wire({"op": decl.name, "args": example_args(decl), "workspace_size": 0})
-            size, executor = get_workspace_size(decl, kernel.args)
-        except AclError:  # a user-declared operator whose rules refuse the 2x3 float tensors: no example executor
-            return body
-        body |= {"workspace": WORKSPACE if size else 0, "workspaceSize": size, "executor": executor.kernel.to_wire()}
     return body
+
+
+def launch_example(op: str = "Add") -> dict[str, Any]:
+    """The example body of an operator's phase 2: the executor its example phase 1 gives."""
+    decl = OPS[op]
+    kernel = KernelDesc.from_wire({"op": decl.name, "args": example_args(decl), "workspace_size": 0})
+    size, executor = get_workspace_size(decl, kernel.args)
+    return {"workspace": WORKSPACE if size else 0, "workspaceSize": size, "executor": executor.kernel.to_wire()} | {
+        "stream": 0
+    }

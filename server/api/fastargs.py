@@ -22,7 +22,7 @@ from annotated_types import Ge, Le
 from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
 from pydantic.fields import FieldInfo
 
-from proto.calltable import CALLS, Call
+from proto.calltable import CALLS, LAUNCH, Call
 
 Check = Callable[[Any], bool]
 NO_EFFECT = (BeforeValidator, WithJsonSchema, PlainSerializer)  # change nothing for the values let through here
@@ -110,9 +110,10 @@ def _checker(call: Call) -> Callable[[Mapping[str, Any]], list[Any] | None] | No
 
 
 CHECKERS = {name: _checker(call) for name, call in CALLS.items()}
+LAUNCH_CHECKER = _checker(LAUNCH)  # every operator's phase 2 has the one launch pattern's request model
 
 
 def plain_values(call: Call, args: Mapping[str, Any]) -> list[Any] | None:
     """The arguments in C order if the request model would take every one as it is; else None (ask pydantic)."""
-    checker = CHECKERS.get(call.name)
+    checker = LAUNCH_CHECKER if call.request is LAUNCH.request else CHECKERS.get(call.name)
     return None if checker is None else checker(args)

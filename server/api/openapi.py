@@ -9,15 +9,15 @@ names of its integer fields.
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any
+from typing import Any, Final
 
 from fastapi import FastAPI
 
 from proto.aclnn import OPS
-from proto.aclnn.schema import COMPONENTS, REF, kernel_desc_schema, kernel_schema
+from proto.aclnn.schema import COMPONENTS, REF, kernel_desc_schema
 from proto.calldocs import DOCS
 from proto.callenums import ENUM_ARGS, FLAGS
-from proto.calltable import Call
+from proto.calltable import LAUNCH, Call
 
 KERNEL_REF = {"$ref": f"{REF}KernelDesc"}
 MSGPACK = {"type": "string", "description": "the kernel description msgpack-encoded (what the client sends), base64"}
@@ -99,13 +99,32 @@ def inlined(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def request_schema(call: Call) -> dict[str, Any]:
-    """A call's request schema, inlined and annotated; a phase-2 launch's executor is its operator's kernel."""
+    """A call's request schema, inlined and annotated."""
     schema: dict[str, Any] = annotate(inlined(call.request.model_json_schema()), named=True)
-    decl = OPS.get(call.name.removeprefix("aclnn")) if call.name.startswith("aclnn") else None
-    if decl is not None:
-        executor = {"anyOf": [kernel_schema(decl), MSGPACK]}
-        schema["properties"]["executor"] = executor | {"description": f"the executor of {decl.ws_name}"}
     return schema
+
+
+LAUNCH_DESCRIPTION: Final = (
+    "Phase 2 of the operator the path names (`aclnnAdd`, ...): one launch pattern for every declared operator, "
+    "`aclnnXxx(workspace, workspaceSize, executor, stream)`, queueing the kernel its executor describes (what "
+    "`POST /v1/aclnn/aclnnXxxGetWorkspaceSize` answered) on the stream. The daemon checks the description again."
+)
+
+
+def launch_schema() -> dict[str, Any]:
+    """The request of every operator's phase 2: the executor is a kernel description (or its msgpack bytes)."""
+    schema = request_schema(LAUNCH)
+    executor = {"anyOf": [KERNEL_REF, MSGPACK], "description": "the executor phase 1 gave (a kernel description)"}
+    schema["properties"]["executor"] = executor
+    return schema
+
+
+def launch_parameter() -> dict[str, Any]:
+    names = [f"aclnn{name}" for name in OPS]
+    schema = {"type": "string", "enum": names}
+    return {"name": "api", "in": "path", "required": True, "description": "aclnn<Op>", "schema": schema} | {
+        "example": "aclnnAdd"
+    }
 
 
 def install(app: FastAPI) -> None:

@@ -8,15 +8,16 @@ thread (default "main"), which the capture modes and the current device depend o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
-from proto.calltable import CALLS, Address, Call
+from proto.calltable import CALLS, LAUNCH, Address, Call
 from proto.constants import aclrtMemcpyKind
-from proto.errors import ACL_ERROR_UNINITIALIZE, AclError
+from proto.errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_UNINITIALIZE, AclError
 from server.api import dispatch, enumargs, examples, openapi
 from server.api.auth import tenant_of
 from server.api.budget import check_json
@@ -68,7 +69,7 @@ async def run(request: Request, call: Call, args: dict[str, Any] | bytes) -> dic
             raise
     with session.calling():  # the session does not expire under the call
         try:
-            return await dispatch.call(session, call.name, args, thread_of(request), limit)
+            return await dispatch.call(session, call.name, args, thread_of(request, call.name), limit)
         except AclError as error:
             if error.code != ACL_ERROR_UNINITIALIZE or session.replaces is None:
                 raise
@@ -76,12 +77,25 @@ async def run(request: Request, call: Call, args: dict[str, Any] | bytes) -> dic
             raise AclError(error.code, f"{error.message}: {session.replaces}", error.api) from None
 
 
-def thread_of(request: Request) -> Hashable:
+def thread_of(request: Request, api: str = "") -> Hashable:
     """The calling client thread: `x-vnpu-thread: <pid>-<tid>` (what the client sends) names a process and its
-    thread, as the WebSocket's [pid, tid] does; any other value is one thread's name; none is "main"."""
+    thread, as the WebSocket's [pid, tid] does; any other value is one thread's name; none is "main". Digits that
+    do not make two 64-bit numbers (too many, or not ASCII: "²") are the caller's mistake (100000)."""
     named = request.headers.get("x-vnpu-thread", "main")
     pid, dash, tid = named.partition("-")
-    return (int(pid), int(tid)) if dash and pid.isdigit() and tid.isdigit() else named
+    if not (dash and pid.isdigit() and tid.isdigit()):
+        return named
+    if not (_ID.fullmatch(pid) and _ID.fullmatch(tid) and int(pid) < 1 << 64 and int(tid) < 1 << 64):
+        raise AclError(
+            ACL_ERROR_INVALID_PARAM,
+            f"X-Vnpu-Thread {named[:40]!r}{'...' if len(named) > 40 else ''} is not <pid>-<tid>: two numbers of "
+            "0 to 2**64-1 in ASCII digits (or give the thread a name that is not two numbers)",
+            api,
+        )
+    return (int(pid), int(tid))
+
+
+_ID = re.compile(r"[0-9]{1,20}")
 
 
 def _route(call: Call) -> Any:
@@ -115,9 +129,28 @@ def install(app: FastAPI) -> None:
             },
         )
 
-    @router.post("/call/{api}", include_in_schema=False)
-    async def unknown(api: str) -> None:
-        dispatch.lookup(api)  # raises: not in the table
+    launch = openapi.launch_schema()
+
+    @router.post(
+        "/call/{api}",
+        name="aclnnXxx",
+        summary="aclnnXxx: phase 2 of any operator",
+        description=openapi.LAUNCH_DESCRIPTION,
+        tags=["calls"],
+        response_model=LAUNCH.result,
+        openapi_extra={
+            "parameters": [openapi.launch_parameter()],
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": launch, "example": examples.launch_example()}},
+            },
+        },
+    )
+    async def operator_launch(request: Request) -> JSONResponse:
+        """Phase 2 of every declared operator (one launch pattern); any other name not in the table is a 404."""
+        found = dispatch.lookup(request.path_params["api"])  # raises: not in the table
+        result = await run(request, found, await json_body_of(request) or b"{}")
+        return JSONResponse(found.result.model_validate(result).model_dump(mode="json"))
 
     @router.post(
         "/sessions",

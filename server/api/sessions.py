@@ -40,6 +40,7 @@ from server.api.settings import Settings
 from server.npu import Machine, Runtime
 from server.npu.core.caller import ClientThread
 from server.npu.memory.quota import Quota, Share
+from server.npu.tdt import MAX_QUEUES
 
 log = logging.getLogger("vnpu.sessions")
 RUN_LABEL = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -264,6 +265,7 @@ def tenant_shares(settings: Settings) -> dict[str, Share]:
         "event": of("events", "VNPU_MAX_EVENTS", settings.max_events, ACL_ERROR_RT_NO_EVENT_RESOURCE),
         "model": of("models", "VNPU_MAX_MODELS", settings.max_models, ACL_ERROR_RT_NO_MODEL_RESOURCE),
         "memory": of("bytes of memory", "VNPU_MEMORY", settings.memory, ACL_ERROR_RT_MEMORY_ALLOCATION),
+        "queue": of("TDT queues", "the device's queues", MAX_QUEUES, ACL_ERROR_RT_RESOURCE_ALLOC_FAIL),
         "context": count("contexts", "VNPU_TENANT_CONTEXTS", settings.tenant_contexts),
         "session": count("sessions", "VNPU_TENANT_SESSIONS", settings.tenant_sessions),
     }

@@ -75,6 +75,7 @@ class Settings:
     max_reply_bytes: int = 256 << 20  # bytes of replies a connection may hold unsent before its calls wait
     disconnect_drain: float = 10.0  # seconds a shared context's queued calls may run after their connection ends
     head_timeout: float = 10.0  # seconds a connection has to send a complete request head (slowloris)
+    allow_origins: str = ""  # browser origins besides the daemon's own that may use it (comma-separated, or *)
     session_idle: float = 600.0  # seconds before an idle REST session ends
     context_grace: float = 2.0  # seconds a context outlives its last session
     shutdown_deadline: float = 10.0  # seconds queued work may take at shutdown
@@ -88,6 +89,7 @@ class Settings:
     pool_share: int | None = None  # kernel-pool threads one context may hold at once (default: half of them)
     kernels: str = ""  # modules registering custom kernels (VNPU_KERNELS=pkg.mod,...), besides vnpu's samples
     operators: str = ""  # modules declaring aclnn operators (VNPU_OPERATORS=pkg.mod,...; proto.operators)
+    dump_launches: str | None = None  # debug: each aclnn launch's tensors into this directory (server.npu.ops.dump)
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # token -> tenant, built from the above
 
     def __post_init__(self) -> None:

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
+from proto.calltable import BEFORE_INIT as CALLS_BEFORE_INIT
 from proto.errors import ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_UNINITIALIZE, AclError, require
 from server.npu.machine import Machine
 from server.npu.process.context import Context
@@ -30,12 +31,16 @@ class Area:
         self.machine: Machine = ctx.machine
 
 
+BEFORE_INIT = CALLS_BEFORE_INIT | {"aclInit"}
+
+
 def acl_call(fn: Callable[P, R]) -> Callable[P, R]:
-    """Mark an ACL entry point: it needs aclInit first, and errors raised inside it name it as their `api`."""
+    """Mark an ACL entry point: it needs aclInit first (but those of BEFORE_INIT), and errors raised inside it name
+    it as their `api`."""
     api = fn.__name__
 
     def check(args: Any) -> None:
-        if api != "aclInit" and args[0].ctx.init_count == 0:
+        if api not in BEFORE_INIT and args[0].ctx.init_count == 0:
             if api == "aclFinalize":
                 raise AclError(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize without a matching aclInit", api)
             raise AclError(ACL_ERROR_UNINITIALIZE, "call aclInit before any other ACL call", api)

@@ -11,6 +11,7 @@ import numpy as np
 
 from proto.addresses import DEVICE_BASE, DEVICE_STRIDE
 from proto.errors import (
+    ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_NO_EVENT_RESOURCE,
     ACL_ERROR_RT_NO_MODEL_RESOURCE,
     ACL_ERROR_RT_NO_STREAM_RESOURCE,
@@ -18,7 +19,7 @@ from proto.errors import (
 )
 from server.npu.memory.arena import Allocation, Arena, Epoch
 from server.npu.memory.vmem import Mapping, VirtualSpace, Window
-from server.npu.tdt import DeviceTdt
+from server.npu.tdt import MAX_QUEUES, DeviceTdt
 
 if TYPE_CHECKING:
     from server.npu.memory.quota import Quota
@@ -89,11 +90,19 @@ class Device:
         self.model_ids = IdPool()  # aclmdlRIGetId
         self.stream_ids = count()  # aclrtStreamGetId
         self.notify_ids = count()  # aclrtGetNotifyId
-        self.tdt = DeviceTdt()  # TDT channels, queues and queue routes (server.npu.tdt)
+        self.tdts: dict[str | None, DeviceTdt] = {}  # tenant -> its TDT channels, queues, routes (server.npu.tdt)
+        self.queues = Limit("queue", MAX_QUEUES, ACL_ERROR_INVALID_PARAM)  # TDT queues, all tenants
         self.started = time.perf_counter()  # the device clock's zero (aclrtEventGetTimestamp)
 
     def __contains__(self, ptr: int) -> bool:
         return ptr in self.arena or ptr in self.virtual
+
+    def tdt_of(self, tenant: str | None) -> DeviceTdt:
+        """The TDT namespace of `tenant` (None: the one tenant of a daemon without quotas) on this device."""
+        found = self.tdts.get(tenant)
+        if found is None:
+            found = self.tdts[tenant] = DeviceTdt()
+        return found
 
     def find(self, ptr: int) -> Allocation | Mapping | Window | None:
         """The live object of this device's memory that `ptr` falls in."""

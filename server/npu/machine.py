@@ -54,6 +54,7 @@ class Machine:
         offload_bytes: int = OFFLOAD_BYTES,
         kernel_threads: int | None = None,
         trace_capacity: int = 100_000,
+        trace_shares: int = 1,
         max_while_iterations: int = MAX_WHILE_ITERATIONS,
         max_launch_elements: int = MAX_LAUNCH_ELEMENTS,
         max_launch_workspace: int = MAX_LAUNCH_WORKSPACE,
@@ -71,7 +72,7 @@ class Machine:
         self.plans = PlanCache(self.views, self.device_region, self.epoch)  # the plans of inline kernels
         self.offload_bytes = offload_bytes
         self.max_while_iterations = max_while_iterations  # body runs of one WHILE evaluation (server.npu.model.cond)
-        self.tracer = Tracer(trace_capacity)
+        self.tracer = Tracer(trace_capacity, trace_shares)  # a ring per tenant (shares: how many tenants)
         self.max_launch_elements, self.max_launch_workspace = max_launch_elements, max_launch_workspace
         self.launch_timeout = launch_timeout
         threads = kernel_threads or os.cpu_count() or 2

@@ -22,6 +22,7 @@ from server.npu.calls.aclnn import AclnnCalls
 from server.npu.calls.device.context import ContextCalls
 from server.npu.calls.device.device import DeviceCalls
 from server.npu.calls.device.devinfo import DeviceInfoCalls
+from server.npu.calls.device.params import ParamCalls
 from server.npu.calls.device.peer import PeerCalls
 from server.npu.calls.kernel import KernelCalls
 from server.npu.calls.memory.hostreg import HostRegistrationCalls
@@ -57,6 +58,7 @@ AREAS: Final[tuple[type[Area], ...]] = (
     DeviceCalls,
     ContextCalls,
     DeviceInfoCalls,
+    ParamCalls,
     PeerCalls,
     StreamCalls,
     StreamAttributeCalls,

@@ -12,11 +12,23 @@ from pathlib import Path
 
 import pytest
 
+from client.capi import bridge
 from tests.capi.conftest import compile_program, run_program
 from tests.daemons import ROOT, Daemon, clean_env, serving
 
 EXAMPLES = ROOT / "examples" / "c"
-NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "main.cpp").is_file())
+# an example of an operator vnpu does not implement yet: expected to fail until it does (strict: then it must pass)
+NEEDS = {"fia_decode_update": "aclnnFusedInferAttentionScoreV4"}
+
+
+def _example(name: str) -> object:
+    needed = NEEDS.get(name)
+    if needed is None or bridge.is_implemented(needed):
+        return name
+    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"vnpu does not implement {needed} yet"))
+
+
+NAMES = [_example(p.name) for p in sorted(EXAMPLES.iterdir()) if (p / "main.cpp").is_file()]
 
 
 def passed(stdout: str, name: str) -> bool:
@@ -25,7 +37,8 @@ def passed(stdout: str, name: str) -> bool:
 
 def test_every_flow_of_the_seed_page_has_an_example() -> None:
     expected = {"concurrent_update", "update_then_execute", "split_models", "cross_stream_capture"}
-    assert expected | {"update_from_another_process", "multi_thread"} <= set(NAMES)
+    names = {p.name for p in EXAMPLES.iterdir() if (p / "main.cpp").is_file()}
+    assert expected | {"update_from_another_process", "multi_thread", "fia_decode_update"} <= names
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -81,13 +81,18 @@ def test_deliberate_mistakes_get_the_runtime_codes(
     assert got["null-out"][0] == ACL_ERROR_INVALID_PARAM and "devPtr is NULL" in got["null-out"][1]
     assert got["double-free"][0] == ACL_ERROR_RT_PARAM_INVALID
     assert "already freed (double free)" in got["double-free"][1]
+    for label in ("huge-copy", "huge-int-array-message", "huge-pid-list"):  # was 500000, a MemoryError
+        code, message = got[label]
+        assert code in (0, ACL_ERROR_INVALID_PARAM) and "1099511627776" in message and "MemoryError" not in message
+    assert got["huge-copy"][0] == got["huge-pid-list"][0] == ACL_ERROR_INVALID_PARAM
+    assert "huge-int-array NULL" in done.stdout.splitlines()
     assert "bad-tensor NULL" in done.stdout.splitlines()
     assert "aclCreateTensor" in got["bad-tensor-message"][1] and "storage_dims" in got["bad-tensor-message"][1]
     assert got["phase1"][0] == ACLNN_ERR_PARAM_INVALID and "does not broadcast" in got["phase1"][1]
     assert got["reused-executor"][0] == ACLNN_ERR_PARAM_INVALID and "single-use" in got["reused-executor"][1]
     # a message is read once
     again = [line for line in done.stdout.splitlines() if line.split(" ")[0].endswith("-again")]
-    assert len(again) == 9 and all(line.endswith("-again (null)") for line in again), again
+    assert len(again) == 12 and all(line.endswith("-again (null)") for line in again), again
     # a queued launch on freed memory: success at once, its error at the next waiting call, naming the launch;
     # with VNPU_LAUNCH_BLOCKING=1 the launch returns its own code
     sync_code, sync_message = got["pipelined-sync"]

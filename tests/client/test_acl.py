@@ -21,6 +21,7 @@ import client.kernels
 import client.tdt
 import proto.aclnn as nn
 import proto.host
+import proto.legacyop
 import proto.randomnum
 from client import aio
 from client.config import Config
@@ -55,8 +56,10 @@ def test_all_matches_the_call_table_both_ways() -> None:
     local |= {"aclrtProcessReport", "aclrtRegStreamStateCallback"} | set(client.exceptions.FUNCTIONS)
     local |= set(client.kernels.HOST) | {"aclrtBinaryLoadFromFile"}  # on the host: argument blocks, the file
     local |= set(client.tdt.HOST)  # TDT data items, datasets, queue attributes, routes: host objects
+    local |= set(proto.legacyop.FUNCTIONS)  # tensor descriptions, operator attributes, compile options
     assert not local & DEVICE_CALLS
-    assert functions == DEVICE_CALLS | host | local | {"aclGetRecentErrMsg"}  # nothing else posing as an ACL call
+    operators = {f"aclnn{name}{phase}" for name in nn.RULES for phase in ("GetWorkspaceSize", "")}  # implemented
+    assert functions == DEVICE_CALLS | host | local | operators | {"aclGetRecentErrMsg"}  # nothing else posing
     for name, value in flat_constants().items():
         assert getattr(acl, name) == value
     assert acl.ACL_ERROR_RT_STREAM_CAPTURED == 107027 and acl.ACLNN_ERR_PARAM_INVALID == 161002

@@ -87,6 +87,7 @@ KEY_LINES: dict[str, list[str]] = {
     "external_sync.py": [
         f"[INFO] step {i}: the consumer saw the producer's result of this step, matches float64: True" for i in range(4)
     ],
+    "fia_decode_update.py": [f"[INFO] step {i} matches float64" for i in range(10)],
     "update_from_another_process.py": [
         line
         for i, (value, result) in enumerate([("1.1", "2.2"), ("5.5", "6.6"), ("1.1", "2.2"), ("5.5", "6.6")])

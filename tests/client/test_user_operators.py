@@ -114,6 +114,9 @@ def call(http: httpx.Client, api: str, **args: Any) -> dict[str, Any]:
     return answer
 
 
+WS_NAME = "aclnnOuterScaledAddGetWorkspaceSize"
+
+
 def test_over_rest_as_curl_sends_it(daemon: Daemon) -> None:
     rng = np.random.default_rng(23)
     a, b = rng.standard_normal(M).astype(np.float32), rng.standard_normal(N).astype(np.float32)
@@ -156,11 +159,15 @@ def test_over_rest_as_curl_sends_it(daemon: Daemon) -> None:
         got = call(http, "aclrtMemcpy", dst=None, destMax=n, src=pointers[2], count=n, kind=2)["data"]
         out = np.frombuffer(base64.b64decode(got), np.float32).reshape(M, N)
         np.testing.assert_allclose(out, reference(a, b, 3.0), rtol=1e-6, atol=1e-6)
-        document = http.get("/openapi.json").json()
-        assert "/v1/call/aclnnOuterScaledAdd" in document["paths"]
-        assert "/v1/aclnn/aclnnOuterScaledAddGetWorkspaceSize" in document["paths"]
-        said = document["paths"]["/v1/call/aclnnOuterScaledAdd"]["post"]["description"]
-        assert "out[i, j] = self[i] + scale * other[j]" in said
+        document = http.get("/openapi.json").json()  # one operation per phase, the operator a path parameter
+        for path, name in (
+            ("/v1/call/{api}", "aclnnOuterScaledAdd"),
+            ("/v1/aclnn/{api}", "aclnnOuterScaledAddGetWorkspaceSize"),
+        ):
+            assert name in document["paths"][path]["post"]["parameters"][0]["schema"]["enum"]
+        said = http.get("/v1/aclnn/aclnnOuterScaledAdd").json()
+        assert "out[i, j] = self[i] + scale * other[j]" in said["doc"] and said["tier"] == "implemented"
+        assert [a["name"] for a in said["args"]] == ["self", "other", "scale", "out"]
 
 
 def test_a_daemon_without_the_operator_names_it_and_the_setting(tmp_path: Path, declared: None) -> None:
@@ -194,7 +201,7 @@ def test_a_daemon_without_the_operator_names_it_and_the_setting(tmp_path: Path, 
         (
             "from proto.aclnn.ops import OPS\nfrom proto.operators import declare\n"
             "declare(OPS['Add'], lambda **_: None)\n",
-            "aclnnAdd is one of vnpu's own operators: choose another name",
+            "aclnnAdd is one of CANN's operators, which vnpu declares: choose another name",
         ),
     ],
     ids=["fails to import", "clashes with Add"],

@@ -40,10 +40,11 @@ def valid_args(decl: OpDecl) -> dict[str, ArgValue]:
     if decl.name == "Matmul":
         return {"self": tensor([2, 3]), "mat2": tensor([3, 4]), "out": tensor([2, 4]), "cubeMathType": 0}
     if decl.name in ("ReduceSum", "Mean"):
+        dim, keep = ("dims", "keepDims") if decl.name == "ReduceSum" else ("dim", "keepDim")
         return {
             "self": tensor([2, 3]),
-            "dim": aclCreateIntArray([1]),
-            "keepDim": False,
+            dim: aclCreateIntArray([1]),
+            keep: False,
             "dtype": DT.ACL_FLOAT,
             "out": tensor([2]),
         }
@@ -53,6 +54,7 @@ def valid_args(decl: OpDecl) -> dict[str, ArgValue]:
         ArgKind.INPLACE: lambda: tensor([2, 3]),
         ArgKind.SCALAR: lambda: scalar(1.0),
         ArgKind.INT: lambda: -1,
+        ArgKind.INT8: lambda: 0,
         ArgKind.DTYPE: lambda: DT.ACL_FLOAT,
     }
     return {arg.name: values[arg.kind]() for arg in decl.args}

@@ -51,7 +51,7 @@ def test_destroyed_scalar_and_int_array_are_refused() -> None:
     row = aclCreateTensor([2], F32, [1], 0, ND, [2], BASE + 256)
     aclnnReduceSumGetWorkspaceSize(a, dims, False, F32, row)
     assert aclDestroyIntArray(dims) == ACLNN_SUCCESS
-    with pytest.raises(AclError, match="dim is an aclIntArray that was destroyed by aclDestroyIntArray"):
+    with pytest.raises(AclError, match="dims is an aclIntArray that was destroyed by aclDestroyIntArray"):
         aclnnReduceSumGetWorkspaceSize(a, dims, False, F32, row)
     with pytest.raises(AclError, match="already destroyed"):
         aclDestroyIntArray(dims)

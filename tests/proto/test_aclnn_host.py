@@ -62,7 +62,7 @@ def test_create_tensor_keeps_c_argument_order_and_normalizes() -> None:
         ({"data": -8}, "data"),
         ({"data_type": 99}, "data_type"),
         ({"data_type": DT.ACL_STRING}, "ACL_STRING"),
-        ({"data_type": DT.ACL_INT4}, "ACL_INT4"),
+        ({"data_type": DT.ACL_UINT1}, "ACL_UINT1"),
         ({"format": 1234}, "format"),
         ({"storage_dims": [5]}, "storage_dims [5] hold 5 elements"),
         ({"offset": 1}, "reaches element 6"),

@@ -51,7 +51,7 @@ def test_the_wire_form_is_readable() -> None:
         "data": 0x1000,
     }
     assert wire["args"]["alpha"] == {"value": 2.0, "data_type": "ACL_FLOAT"}
-    reduce = kernel_of(DECLS[18]).to_wire()["args"]
+    reduce = kernel_of(DECLS[19]).to_wire()["args"]
     assert (reduce["dim"], reduce["keepDim"], reduce["dtype"]) == ([1], False, "ACL_FLOAT")
 
 
@@ -121,7 +121,7 @@ def test_from_wire_refuses_malformed_input_naming_the_field(wire: object, messag
 
 
 def test_from_wire_checks_attributes_and_nulls_through_the_declaration() -> None:
-    reduce = kernel_of(DECLS[18]).to_wire()
+    reduce = kernel_of(DECLS[19]).to_wire()
     for field, value, message in (
         ("keepDim", 1, "keepDim must be a bool attr (bool), got int"),
         ("dtype", "ACL_NOPE", "dtype: 'ACL_NOPE' is not an aclDataType name"),
@@ -195,7 +195,7 @@ def test_kernel_properties_for_the_device() -> None:
     matmul = kernel_of(DECLS[-1])
     assert matmul.kernel_kind == "cube"
     assert matmul.nbytes() == (6 + 12 + 8) * 4 + 512
-    reduce = kernel_of(DECLS[18])
+    reduce = kernel_of(DECLS[19])
     assert list(reduce.tensors) == ["self", "out"]
     assert reduce.args["dim"] == aclCreateIntArray([1])
 

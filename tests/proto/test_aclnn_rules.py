@@ -231,7 +231,7 @@ def test_reduction_output_shapes(
 def test_reduction_refusals() -> None:
     refused(
         lambda: nn.aclnnReduceSumGetWorkspaceSize(t(2, 3), dims(0, -2), False, F32, t(3)),
-        "dim [0, -2] names a dim more than once",
+        "dims [0, -2] names a dim more than once",
     )
     refused(
         lambda: nn.aclnnMeanGetWorkspaceSize(t(2, 3), dims(2), False, F32, t(2)),

@@ -11,7 +11,7 @@ from enum import IntEnum
 import pytest
 
 from proto import constants as c
-from proto import profconstants
+from proto import opconstants, profconstants
 
 # --- spec section 5: aclDataType and aclFormat
 DATA_TYPES = {
@@ -298,7 +298,8 @@ def test_aliases_share_a_value() -> None:
 
 def test_every_enum_is_registered() -> None:
     registered = set(c.ENUMS)
-    names = {**vars(c), **vars(profconstants)}  # profconstants: the enums of acl_prof.h and acl_dump.h
+    # profconstants: the enums of acl_prof.h and acl_dump.h; opconstants: acl_op(_compiler).h and hccl_types.h
+    names = {**vars(c), **vars(profconstants), **vars(opconstants)}
     defined = {v for v in names.values() if isinstance(v, type) and issubclass(v, IntEnum) and v is not IntEnum}
     assert defined == registered
     for type_name in {t for t, _ in ENUM_TABLES} | set(HEADER_ENUMS):
@@ -339,6 +340,7 @@ def test_flat_constants_have_no_name_with_two_values() -> None:
 # acl_rt.h's two untyped enums name their members without the ACL_ prefix.
 # the C names without ACL_: memory page/type names, and acldumpType (AIC_ERR_BRIEF_DUMP ... OVERFLOW_DUMP)
 UNPREFIXED = {*c.aclrtMemPgType.__members__, *c.aclrtMemType.__members__, *profconstants.acldumpType.__members__}
+UNPREFIXED |= {name for enum in opconstants.ENUMS if enum.__name__.startswith("Hccl") for name in enum.__members__}
 
 
 def test_flat_constants_are_plain_ints() -> None:

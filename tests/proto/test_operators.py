@@ -115,7 +115,10 @@ REFUSED = [
     ("not a decl", "expected an OpDecl (proto.aclnn.decl), got str"),
     (OpDecl("twice", GOOD.args, Unary()), "the operator name 'twice' must be a C identifier in CamelCase"),
     (OpDecl("aclnnTwice", GOOD.args, Unary()), "the operator name 'aclnnTwice' must be a C identifier in CamelCase"),
-    (OpDecl("Matmul", GOOD.args, Unary()), "aclnnMatmul is one of vnpu's own operators: choose another name"),
+    (
+        OpDecl("Matmul", GOOD.args, Unary()),
+        "aclnnMatmul is one of CANN's operators, which vnpu declares: choose another name",
+    ),
     (OpDecl("AddGetWorkspaceSize", GOOD.args, Unary()), "ends in GetWorkspaceSize, which names a phase 1"),
     (OpDecl("Twice", (), Unary()), "aclnnTwice: args must be a non-empty tuple of Arg, in C order"),
     (

@@ -18,35 +18,8 @@
 
 #include "hostobj.h"
 
-enum { OBJ_TENSOR = 1, OBJ_SCALAR, OBJ_INT_ARRAY, OBJ_EXECUTOR, OBJ_DATA_BUFFER };
-static const char *const OBJ_NAMES[] = {"", "aclTensor", "aclScalar", "aclIntArray", "aclOpExecutor", "aclDataBuffer"};
-
-typedef struct {
-    int type;
-} obj_head;
-
-typedef struct {
-    obj_head h;
-    int dtype, format;
-    int64_t offset;
-    uint64_t ndim, nstorage;
-    void *data;
-    int64_t *dims, *strides, *storage;
-} vn_tensor;
-
-typedef struct {
-    obj_head h;
-    int dtype;
-    int is_float, is_bool;
-    double f;
-    int64_t i;
-} vn_scalar;
-
-typedef struct {
-    obj_head h;
-    uint64_t n;
-    int64_t *values;
-} vn_int_array;
+static const char *const OBJ_NAMES[] = {"", "aclTensor", "aclScalar", "aclIntArray", "aclOpExecutor", "aclDataBuffer",
+                                          "aclTensorList", "aclScalarList", "aclBoolArray", "aclFloatArray"};
 
 typedef struct {
     obj_head h;
@@ -154,6 +127,13 @@ static void drop(void *obj, const char *why)
     pthread_mutex_unlock(&handles_lock);
 }
 
+void *vn_obj_put(void *obj) { return put(obj); }
+int vn_obj_get(const void *handle, int type, const char *arg, const char *api, int code, void **out)
+{
+    return get(handle, type, arg, api, code, out);
+}
+void vn_obj_drop(void *obj, const char *why) { drop(obj, why); }
+
 /* ---- aclTensor ------------------------------------------------------------------------------------------------ */
 #define MAX_DIMS 8
 #define API_TENSOR "aclCreateTensor"
@@ -259,11 +239,18 @@ static int destroy(const void *handle, int type, const char *api, const char *ar
     char why[96];
     snprintf(why, sizeof(why), "was destroyed by %s", api);
     drop(obj, why);
+    vn_obj_free(obj, type);
+    return 0;
+}
+
+void vn_obj_free(void *obj, int type)
+{
     if (type == OBJ_TENSOR) tensor_free(obj);
     else if (type == OBJ_INT_ARRAY) free(((vn_int_array *)obj)->values), free(obj);
     else if (type == OBJ_EXECUTOR) mp_free(&((vn_executor *)obj)->desc), free(obj);
+    else if (type == OBJ_TENSOR_LIST || type == OBJ_SCALAR_LIST) free(((vn_list *)obj)->items), free(obj);
+    else if (type == OBJ_BOOL_ARRAY || type == OBJ_FLOAT_ARRAY) free(((vn_values *)obj)->values), free(obj);
     else free(obj);
-    return 0;
 }
 
 VN_EXPORT int aclDestroyTensor(const void *tensor) { return destroy(tensor, OBJ_TENSOR, "aclDestroyTensor", "tensor"); }
@@ -436,8 +423,8 @@ static void tensor_range(const vn_tensor *t, uint64_t *first, uint64_t *count)
 /* `data` as the key says it: 0 for NULL, else (group + 1) << 48 | offset from the group's first byte. */
 static void group_tensors(vn_tensor **tensors, int n, uint64_t *keyed)
 {
-    uint64_t first[64], count[64];
-    int group[64];
+    uint64_t *first = calloc((size_t)n + 1, sizeof(uint64_t)), *count = calloc((size_t)n + 1, sizeof(uint64_t));
+    int *group = calloc((size_t)n + 1, sizeof(int));
     for (int i = 0; i < n; i++) {
         group[i] = i;
         if (tensors[i]) tensor_range(tensors[i], &first[i], &count[i]);
@@ -460,6 +447,7 @@ static void group_tensors(vn_tensor **tensors, int n, uint64_t *keyed)
         uint64_t data = vn_to_daemon(tensors[i]->data);
         keyed[i] = (uint64_t)(group[i] + 1) << 48 | (data - base);
     }
+    free(first), free(count), free(group);
 }
 
 static void put_ints(mp_buf *b, const int64_t *v, uint64_t n)
@@ -480,40 +468,90 @@ static void put_tensor(mp_buf *b, const vn_tensor *t, uint64_t data)
     mp_key(b, "data"), mp_uint(b, data);
 }
 
+/* a double as the Python client's wire form has it: non-finite values named ("nan", "inf", "-inf") */
+static void put_number(mp_buf *b, double v)
+{
+    if (isnan(v)) mp_str(b, "nan");
+    else if (isinf(v)) mp_str(b, v > 0 ? "inf" : "-inf");
+    else mp_double(b, v);
+}
+
+static void put_scalar(mp_buf *b, const vn_scalar *s)
+{
+    if (!s) {
+        mp_nil(b);
+        return;
+    }
+    mp_map(b, 2);
+    mp_key(b, "value");
+    if (s->is_bool) mp_bool(b, (int)s->i);
+    else if (s->is_float) put_number(b, s->f);
+    else if (s->dtype == 10) mp_uint(b, (uint64_t)s->i);
+    else mp_int(b, s->i);
+    mp_key(b, "data_type"), mp_int(b, s->dtype);
+}
+
+/* the arguments' map; `data[t]` is the address the t-th tensor (list members included, in order) is sent with */
 static void put_args(mp_buf *b, const vn_op *op, const vn_opval *values, void **objs, const uint64_t *data)
 {
+    int t = 0;
     mp_map(b, (uint32_t)op->nargs);
     for (int i = 0; i < op->nargs; i++) {
         mp_key(b, op->args[i].name);
-        switch (op->args[i].kind) {
-        case VN_TENSOR: case VN_OUT: case VN_INPLACE:
-            if (objs[i]) put_tensor(b, objs[i], data[i]);
-            else mp_nil(b);
-            break;
-        case VN_SCALAR: {
-            vn_scalar *s = objs[i];
-            if (!s) {
-                mp_nil(b);
-                break;
-            }
-            mp_map(b, 2);
-            mp_key(b, "value");
-            if (s->is_bool) mp_bool(b, (int)s->i);
-            else if (s->is_float) mp_double(b, s->f);
-            else if (s->dtype == 10) mp_uint(b, (uint64_t)s->i);
-            else mp_int(b, s->i);
-            mp_key(b, "data_type"), mp_int(b, s->dtype);
-            break;
+        vn_kind k = op->args[i].kind;
+        if (!objs[i] && (k <= VN_INT_ARRAY || k >= VN_TENSOR_LIST)) {
+            mp_nil(b);
+            continue;
         }
+        switch (k) {
+        case VN_TENSOR: case VN_OUT: case VN_INPLACE: put_tensor(b, objs[i], data[t++]); break;
+        case VN_SCALAR: put_scalar(b, objs[i]); break;
         case VN_INT_ARRAY: {
             vn_int_array *a = objs[i];
-            if (a) put_ints(b, a->values, a->n);
-            else mp_nil(b);
+            put_ints(b, a->values, a->n);
+            break;
+        }
+        case VN_TENSOR_LIST: case VN_OUT_LIST: case VN_INPLACE_LIST: case VN_SCALAR_LIST: {
+            vn_list *l = objs[i];
+            mp_array(b, (uint32_t)l->n);
+            for (uint64_t j = 0; j < l->n; j++) {
+                if (k == VN_SCALAR_LIST) put_scalar(b, l->items[j]);
+                else if (l->items[j]) put_tensor(b, l->items[j], data[t++]);
+                else mp_nil(b);
+            }
+            break;
+        }
+        case VN_BOOL_ARRAY: case VN_FLOAT_ARRAY: {
+            vn_values *a = objs[i];
+            mp_array(b, (uint32_t)a->n);
+            for (uint64_t j = 0; j < a->n; j++)
+                if (k == VN_BOOL_ARRAY) mp_bool(b, a->values[j] != 0);
+                else put_number(b, a->values[j]);
             break;
         }
         case VN_BOOL: mp_bool(b, values[i].i != 0); break;
         case VN_INT: case VN_DTYPE: mp_int(b, values[i].i); break;
+        case VN_UINT: mp_uint(b, (uint64_t)values[i].i); break;
+        case VN_DOUBLE: put_number(b, values[i].d); break;
+        case VN_STRING:
+            if (values[i].s) mp_str(b, values[i].s);
+            else mp_nil(b);
+            break;
         }
+    }
+}
+
+static int object_type(vn_kind k)
+{
+    switch (k) {
+    case VN_TENSOR: case VN_OUT: case VN_INPLACE: return OBJ_TENSOR;
+    case VN_SCALAR: return OBJ_SCALAR;
+    case VN_INT_ARRAY: return OBJ_INT_ARRAY;
+    case VN_TENSOR_LIST: case VN_OUT_LIST: case VN_INPLACE_LIST: return OBJ_TENSOR_LIST;
+    case VN_SCALAR_LIST: return OBJ_SCALAR_LIST;
+    case VN_BOOL_ARRAY: return OBJ_BOOL_ARRAY;
+    case VN_FLOAT_ARRAY: return OBJ_FLOAT_ARRAY;
+    default: return 0;
     }
 }
 
@@ -561,21 +599,29 @@ int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size,
     int ready = vn_ready(api);
     if (ready) return ready;
     void *objs[64] = {0};
-    vn_tensor *tensors[64] = {0};
-    int ntensors = 0;
     if (op->nargs > 64) return vn_fail(161002, api, "too many arguments");
+    size_t ntensors = 0;
     for (int i = 0; i < op->nargs; i++) {
         vn_kind k = op->args[i].kind;
-        int type = k == VN_SCALAR ? OBJ_SCALAR : k == VN_INT_ARRAY ? OBJ_INT_ARRAY : k <= VN_INPLACE ? OBJ_TENSOR : 0;
+        int type = object_type(k);
         if (type && get(values[i].handle, type, op->args[i].name, api, 161002, &objs[i])) return 161002;
-        if (type == OBJ_TENSOR) tensors[ntensors++] = objs[i];
+        if (type == OBJ_TENSOR) ntensors++;
+        else if (type == OBJ_TENSOR_LIST && objs[i]) ntensors += ((vn_list *)objs[i])->n;
     }
-    uint64_t keyed[64], real[64];
-    group_tensors(tensors, ntensors, keyed);
-    for (int i = 0; i < ntensors; i++) real[i] = tensors[i] ? vn_to_daemon(tensors[i]->data) : 0;
-    uint64_t key_data[64], desc_data[64];
-    for (int i = 0, t = 0; i < op->nargs; i++)
-        if (op->args[i].kind <= VN_INPLACE) key_data[i] = keyed[t], desc_data[i] = real[t], t++;
+    if (ntensors > 4096) return vn_fail(161002, api, "%zu tensors: at most 4096 are supported", ntensors);
+    vn_tensor **tensors = calloc(ntensors + 1, sizeof(*tensors));
+    uint64_t *key_data = calloc(ntensors + 1, sizeof(uint64_t)), *desc_data = calloc(ntensors + 1, sizeof(uint64_t));
+    size_t t = 0;
+    for (int i = 0; i < op->nargs; i++) {
+        int type = object_type(op->args[i].kind);
+        if (type == OBJ_TENSOR && objs[i]) tensors[t++] = objs[i];
+        else if (type == OBJ_TENSOR_LIST && objs[i])
+            for (uint64_t j = 0; j < ((vn_list *)objs[i])->n; j++)
+                if (((vn_list *)objs[i])->items[j]) tensors[t++] = ((vn_list *)objs[i])->items[j];
+    }
+    group_tensors(tensors, (int)t, key_data);
+    for (size_t i = 0; i < t; i++) desc_data[i] = vn_to_daemon(tensors[i]->data);
+    free(tensors);
     mp_buf key;
     mp_init(&key);
     mp_str(&key, op->name);
@@ -594,6 +640,7 @@ int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size,
     mp_buf args;
     mp_init(&args);
     put_args(&args, op, values, objs, desc_data);
+    free(key_data), free(desc_data);
     if (code < 0) { /* ask the daemon: the one set of operator rules */
         vn_req r;
         vn_req_begin(&r, "vnpuWorkspaceSize", 2, 0);

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "aclnnop/aclnn_adds.h"
-#include "aclnnop/aclnn_muls.h"
+#include "aclnnop/aclnn_add.h"
+#include "aclnnop/aclnn_mul.h"
 
 #define ACL_LOG(fmt, args...) fprintf(stdout, "[INFO] " fmt "\n", ##args)
 #define ACL_ERR(fmt, args...) fprintf(stderr, "[ERROR] " fmt "\n", ##args)

@@ -2,7 +2,9 @@
 
 The host objects (data items, datasets, queue attributes, route lists) are the client's (`proto.tdt`); what
 reaches the device is a dataset's name and items, a queue's name and depth, lists of (src, dst) routes.
-Timeouts are in milliseconds: -1 waits forever, 0 not at all (the runtime's rtMemQueue convention).
+Timeouts are in milliseconds: -1 waits forever, 0 not at all (the runtime's rtMemQueue convention). Channels and
+queues are the calling tenant's (`Device.tdt_of`); what a send or an enqueue puts in is charged to the caller's
+memory until it leaves (`server.npu.tdt`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from proto.errors import (
 )
 from proto.tdt import name_checked
 from server.npu.area import Area, acl_call, require
-from server.npu.process.tdt import close_channel
-from server.npu.tdt import LEGACY_CAPACITY, MAX_CAPACITY, MAX_QUEUES, Channel, Dataset, DeviceTdt, Queue
+from server.npu.process.tdt import close_channel, drop_queue
+from server.npu.tdt import ENTRY_CHARGE, LEGACY_CAPACITY, MAX_CAPACITY, Channel, Dataset, DeviceTdt, Queue
 
 
 class TdtCalls(Area):
@@ -62,7 +64,9 @@ class TdtCalls(Area):
     async def acltdtSendTensor(self, handle: int | None, name: str, items: list[dict[str, Any]], timeout: int) -> None:
         channel = self._channel(handle)
         self._timeout_checked(channel, timeout)
-        await channel.put(Dataset(name, items), timeout)
+        data = sum(len(i["data"]) for i in items if isinstance(i.get("data"), bytes | bytearray))
+        refund = self.ctx.memory.hold(data + len(name.encode()) + ENTRY_CHARGE * (1 + len(items)))
+        await channel.put(Dataset(name, items), timeout, refund)
 
     @acl_call
     async def acltdtReceiveTensor(self, handle: int | None, timeout: int) -> tuple[str, list[dict[str, Any]]]:
@@ -92,26 +96,27 @@ class TdtCalls(Area):
             f"queue depth {depth} is out of range: 1 to {MAX_CAPACITY}",
             ACL_ERROR_INVALID_PARAM,
         )
-        require(len(tdt.queues) < MAX_QUEUES, f"the device holds {MAX_QUEUES} queues, the most it has")
         given = name_checked(name, "the queue name", "acltdtCreateQueue")
         taken = next((q for q in tdt.queues.values() if given and q.name == given), None)
         require(taken is None, f"the device already has a queue named '{given}' (id {taken and taken.qid})")
+        self.ctx.device().queues.take(self.ctx.quota)
         qid = next(tdt.qids)
         tdt.queues[qid] = Queue(qid, given or f"vnpu_queue_{qid}", depth, self.ctx)
         return qid
 
     @acl_call
     def acltdtDestroyQueue(self, qid: int) -> None:
-        tdt = self._tdt()
-        self._queue(tdt, qid, "qid")
-        tdt.drop_queue(qid)
+        self._queue(self._tdt(), qid, "qid")
+        drop_queue(self.ctx, self.ctx.device(), qid)
 
     @acl_call
     async def acltdtEnqueueData(self, qid: int, data: bytes, user_data: bytes, timeout: int, rsv: int) -> None:
         """One entry (the data and the user data) at the queue's tail; a full queue waits up to `timeout` ms."""
         require(len(data) > 0, "dataSize must be > 0 (the data must not be empty)", ACL_ERROR_INVALID_PARAM)
         require(timeout >= -1, f"timeout {timeout} ms is below -1 (-1: wait forever)", ACL_ERROR_INVALID_PARAM)
-        await self._queue(self._tdt(), qid, "qid").put((bytes(data), bytes(user_data)), timeout)
+        queue = self._queue(self._tdt(), qid, "qid")
+        refund = self.ctx.memory.hold(len(data) + len(user_data) + ENTRY_CHARGE)
+        await queue.put((bytes(data), bytes(user_data)), timeout, refund)
 
     @acl_call
     async def acltdtDequeueData(
@@ -172,7 +177,7 @@ class TdtCalls(Area):
             ACL_ERROR_RT_INVALID_DEVICEID,
         )
         self.ctx.check_handles()
-        tdt = self.machine.devices[device_id].tdt
+        tdt = self.machine.devices[device_id].tdt_of(self.ctx.tenant)
         channel = tdt.channels.get(name)
         if channel is None:
             channel = tdt.channels[name] = Channel(device_id, name, capacity, legacy)
@@ -206,13 +211,15 @@ class TdtCalls(Area):
         require(timeout >= -1, f"timeout {timeout} ms is below -1 (-1: wait forever)", ACL_ERROR_INVALID_PARAM)
 
     def _tdt(self) -> DeviceTdt:
-        return self.ctx.device().tdt
+        return self.ctx.device().tdt_of(self.ctx.tenant)
 
     @staticmethod
     def _queue(tdt: DeviceTdt, qid: int, what: str) -> Queue:
         queue = tdt.queues.get(qid)
         if queue is None:
-            raise AclError(ACL_ERROR_INVALID_QUEUE_ID, f"{what} {qid} is not a queue of this device")
+            raise AclError(
+                ACL_ERROR_INVALID_QUEUE_ID, f"{what} {qid} is not a queue of this device"
+            )  # or another tenant's
         return queue
 
     def _routes_checked(self, tdt: DeviceTdt, routes: list[tuple[int, int]]) -> None:

@@ -7,10 +7,14 @@ message`, as AclError prints it). An event wait's
 duration is how long it blocked; an update's event marks when it was applied. With capacity 0 tracing is off and
 costs one attribute test per task. The ring holds plain tuples (a replay records one per kernel, and a tuple costs
 a twentieth of a frozen dataclass); `events()` turns them into TraceEvents when someone reads the trace.
+
+With tenants (`shares` > 1) each tenant has a ring of its own, `capacity // shares` events, chosen by the tenant of
+the event's owner (its context's `tenant`): one tenant's load pushes out only its own events.
 """
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections import deque
 from collections.abc import Callable
@@ -80,12 +84,24 @@ def _event(record: _Record) -> TraceEvent:
 
 
 class Tracer:
-    def __init__(self, capacity: int = 100_000) -> None:
+    def __init__(self, capacity: int = 100_000, shares: int = 1) -> None:
         self.capacity = capacity
-        self.ring: deque[_Record] = deque(maxlen=max(capacity, 1))
+        self.shares = max(shares, 1)  # tenants, each with a ring of its own (1: one ring for all)
+        self.ring: deque[_Record] = deque(maxlen=max(capacity // self.shares, 1))  # the one, or tenant None's
+        self.rings: dict[object, deque[_Record]] = {None: self.ring}  # tenant -> its ring
         self.enabled = capacity > 0
         self.epoch = time.perf_counter()
         self.counts: dict[type, int] = {}  # tasks run, by type (for the metrics; counted even when off)
+
+    def ring_of(self, owner: object) -> deque[_Record]:
+        """The ring of the events `owner` (a context, by its `tenant`) makes."""
+        if self.shares == 1:
+            return self.ring
+        tenant = getattr(owner, "tenant", None)
+        ring = self.rings.get(tenant)
+        if ring is None:
+            ring = self.rings[tenant] = deque(maxlen=self.ring.maxlen)
+        return ring
 
     @staticmethod
     def clock() -> float:
@@ -94,19 +110,23 @@ class Tracer:
     def task(self, task: Any, where: Where, start: float, group: int | None = None, error: str | None = None) -> None:
         """Record `task`, which ran from `start` until now."""
         name, detail = _names(task)
-        self.ring.append((type(task), name, where, start, time.perf_counter(), group, error, detail))
+        self.ring_of(where.owner).append((type(task), name, where, start, time.perf_counter(), group, error, detail))
 
     def events(self, since: float = 0.0, owners: set[int] | None = None) -> list[TraceEvent]:
         """Events that ended after `since` (trace-clock seconds), of the given owners (ids) or of all."""
-        # the ring is in end-time order (each record is appended as its task ends): read back from the newest and
+        # a ring is in end-time order (each record is appended as its task ends): read back from the newest and
         # stop at the first one that ended by `since`, so a viewer polling with its last `now` costs only what is new
-        recent = []
-        for record in reversed(self.ring):
-            if record[4] <= since:
-                break
-            if owners is None or id(record[2].owner) in owners:
-                recent.append(record)
-        return [_event(r) for r in reversed(recent)]
+        found = []
+        for ring in list(self.rings.values()):
+            recent = []
+            for record in reversed(ring):
+                if record[4] <= since:
+                    break
+                if owners is None or id(record[2].owner) in owners:
+                    recent.append(record)
+            found.append(reversed(recent))
+        merged = heapq.merge(*found, key=lambda r: r[4]) if len(found) > 1 else (found[0] if found else ())
+        return [_event(r) for r in merged]
 
 
 async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int | None = None) -> None:
@@ -124,7 +144,7 @@ async def traced(tracer: Tracer, task: Any, lane: Any, where: Where, group: int 
         tracer.task(task, where, start, group, f"{error.name} ({error.code}): {error.message}")
         raise
     name, detail = _names(task)
-    tracer.ring.append((kind, name, where, start, time.perf_counter(), group, None, detail))
+    tracer.ring_of(where.owner).append((kind, name, where, start, time.perf_counter(), group, None, detail))
 
 
 def chrome(

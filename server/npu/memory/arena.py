@@ -105,9 +105,10 @@ class Arena:
         elif self._quarantine.pop(block.ptr, None) is not None:
             self._allocator.free(block.ptr - self.base, block.reserved)
 
-    def malloc(self, size: int, policy: int) -> Allocation:
-        """Reserve `size` bytes (> 0); raises OutOfSpace when no block is large enough."""
-        padded = -(-size // 32) * 32 + _PAD
+    def malloc(self, size: int, policy: int, padding: bool = True) -> Allocation:
+        """Reserve `size` bytes (> 0), rounded up to 32 and, with `padding` (aclrtMalloc, not aclrtMallocAlign32),
+        32 more; raises OutOfSpace when no block is large enough."""
+        padded = -(-size // 32) * 32 + (_PAD if padding else 0)
         offset, reserved = self._allocator.alloc(padded)
         block = Allocation(self.base + offset, size, reserved, policy)
         bisect.insort(self._starts, block.ptr)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import ctypes
 import mmap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -74,16 +75,19 @@ class PhysicalMemory:
     shareable: int | None = None  # aclrtMemExportToShareableHandle's value
     pid_validation: bool = True
     import_pids: set[int] = field(default_factory=set)
+    released: Callable[[], None] | None = field(default=None, repr=False)  # gives its charge back (its allocator's)
 
     def __str__(self) -> str:
         return f"physical memory {self.handle:#x} ({self.size} bytes on device {self.device_index})"
 
     def drop(self) -> bool:
-        """One reference fewer; True when the memory went back to the arena."""
+        """One reference fewer; True when the memory went back to the arena (and its charge with it)."""
         self.refs -= 1
         if self.refs:
             return False
         self.arena.free(self.block.ptr)
+        if self.released is not None:
+            self.released()
         return True
 
 

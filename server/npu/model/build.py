@@ -15,9 +15,14 @@ One execution (`BuildModel.replay`):
 - the model has ended when the lane of aclmdlRIEndTask has run its end task and every lane it started has
   finished (vnpu waits for them, so an execution's results do not depend on timing). An execution that never
   reaches the end task fails with ACL_ERROR_RT_MODEL_EXECUTE naming the end stream, where a device would hang.
-- aclrtSwitchLabelByIndex (`labels`) goes on at the chosen label's task: later in its own lane, earlier (a loop;
-  at most `Machine.max_while_iterations` label jumps per execution, VNPU_MAX_WHILE_ITERATIONS), or in another
-  lane of the model, which starts there while the issuing lane stops (as a switch does);
+- aclrtSwitchLabelByIndex (`labels`) goes on at the chosen label's task: later in its own lane, earlier (a loop),
+  or in another lane of the model, which starts there while the issuing lane stops (as a switch does);
+- the jumps of one execution -- label switches, aclrtSwitchStream jumps and aclrtActiveStream starts of an idle
+  lane, counted together -- are at most `Machine.max_while_iterations` (VNPU_MAX_WHILE_ITERATIONS): past that the
+  execution fails with 507011 naming the bound, so a loop whose condition never changes cannot hang a stream or
+  grow the daemon (a replay keeps nothing per jump);
+- the execution gives up, between two tasks, when its stream closes or aborts or the model is aborted
+  (aclmdlRIAbort): the lanes stop and start no other.
 A failed task fails the execution (the first failure is raised, naming the lane and the task); its lane goes on,
 except after a failed label switch, which stops its lane (the device's switch program ends in an error).
 """
@@ -96,7 +101,7 @@ class ActiveStreamTask:
 
     async def run(self, lane: Lane) -> None:
         assert isinstance(lane, BuildReplayLane)
-        lane.replay.start(self.target, self)
+        lane.replay.activate(lane, self.target)
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,7 +156,7 @@ class BuildReplayLane:
 
     def __init__(self, replay: Replay, lane: BuildLane, on: Lane) -> None:
         self.machine: Memory = on.machine
-        self.closing = on.closing
+        self.closing = replay.stop  # done when the execution is to give up (its stream closes, an abort)
         self.replay = replay
         self.lane = lane
         self.jump: BuildLane | None = None  # set by a switch whose condition held
@@ -166,34 +171,41 @@ class BuildReplayLane:
 
 
 class Replay:
-    """One execution of a Build model on `on`."""
+    """One execution of a Build model on `on`; `stop` is done when it is to give up."""
 
-    def __init__(self, model: BuildModel, on: Lane) -> None:
+    def __init__(self, model: BuildModel, on: Lane, stop: asyncio.Future[None]) -> None:
         self.model = model
         self.on = on
+        self.stop = stop
         self.ended = False
         self.failures: list[AclError] = []
+        self.faults: list[Exception] = []  # vnpu's own, raised as they are
         self.active: dict[BuildLane, asyncio.Task[None]] = {}
-        self.started: list[asyncio.Task[None]] = []
-        self.jumps = 0  # label jumps taken in this execution (bounded: `count_jump`)
+        self.jumps = 0  # jumps taken in this execution (bounded: `count_jump`)
 
-    def count_jump(self, lane: BuildReplayLane) -> bool:
-        """Count one label jump of this execution: past `Machine.max_while_iterations` it fails (a label loop
+    def count_jump(self, lane: BuildReplayLane, what: str = "the label switches") -> bool:
+        """Count one jump of this execution (`what` made it): past `Machine.max_while_iterations` it fails (a loop
         that never leaves cannot hang the stream); True when the event loop is due a turn."""
         bound = lane.machine.max_while_iterations
         if self.jumps >= bound:
             raise AclError(
                 ACL_ERROR_RT_MODEL_EXECUTE,
-                f"the label switches of {self.model} jumped {bound} times in this execution: a loop built from "
-                "labels must change its index word (or the code that jumps back) to leave; the bound is "
-                "VNPU_MAX_WHILE_ITERATIONS",
+                f"{what} of {self.model} jumped {bound} times in this execution (label switches, aclrtSwitchStream "
+                "jumps and aclrtActiveStream restarts, counted together): a loop must change the word its condition "
+                "reads (or the code that jumps back) to leave; the bound is VNPU_MAX_WHILE_ITERATIONS",
             )
         if lane.closing.done():
-            raise AclError(ACL_ERROR_RT_STREAM_ABORT, f"{lane} gave up a label jump: its stream is closing")
+            raise AclError(ACL_ERROR_RT_STREAM_ABORT, f"{lane} gave up a jump: its execution is stopping")
         self.jumps += 1
         return self.jumps % YIELD_EVERY == 0
 
-    def start(self, lane: BuildLane, by: object = None, at: int = 0) -> None:
+    def activate(self, lane: BuildReplayLane, target: BuildLane) -> None:
+        """aclrtActiveStream: start `target` unless it is running; a start counts as a jump."""
+        if target not in self.active:
+            self.count_jump(lane, "the aclrtActiveStream tasks")
+            self.start(target)
+
+    def start(self, lane: BuildLane, at: int = 0) -> None:
         """Start `lane` (at its task `at`) unless it is running already."""
         if lane not in self.model.lanes:
             raise AclError(
@@ -202,20 +214,25 @@ class Replay:
             )
         if lane in self.active:
             return
-        task = asyncio.get_running_loop().create_task(self._run(lane, at))
-        self.active[lane] = task
-        self.started.append(task)
+        self.active[lane] = asyncio.get_running_loop().create_task(self._run(lane, at))
 
     async def run(self) -> None:
         for lane in self.model.lanes:
             if isinstance(lane, BuildLane) and lane.head:
                 self.start(lane)
-        done = 0
-        while done < len(self.started):  # lanes started while we wait are awaited too
-            await self.started[done]
-            done += 1
+        try:
+            while self.active:  # lanes started while we wait are awaited too; a finished one is gone from it
+                await asyncio.wait(set(self.active.values()))
+        except asyncio.CancelledError:
+            for task in self.active.values():
+                task.cancel()
+            raise
+        if self.faults:
+            raise self.faults[0]
         if self.failures:
             raise self.failures[0]
+        if self.stop.done() and not self.ended:
+            raise AclError(ACL_ERROR_RT_STREAM_ABORT, f"{self.model} gave up its execution: {self.on} is stopping")
         if not self.ended:
             end = self.model.end
             raise AclError(
@@ -226,32 +243,39 @@ class Replay:
 
     async def _run(self, model_lane: BuildLane, at: int) -> None:
         lane = BuildReplayLane(self, model_lane, self.on)
-        tasks, index = model_lane.tasks, at
         try:
-            while index < len(tasks):
-                task = tasks[index]
-                try:
-                    await traced(lane.machine.tracer, task, lane, lane.where)
-                except AclError as error:
-                    message = f"{self.model}, task #{index} of {lane} ({task.describe()}): {error.message}"
-                    self.failures.append(AclError(error.code, message))
-                if lane.jump is not None or lane.halted:
-                    break
-                if lane.goto is not None and lane.goto[0] is model_lane:  # a label of this lane: go on there
-                    index, lane.goto = lane.goto[1], None
-                    continue
-                if lane.goto is not None:
-                    break
-                index += 1
+            await self._tasks(lane, model_lane, at)
+        except Exception as fault:  # not an ACL error: vnpu's own, raised by `run`
+            self.faults.append(fault)
         finally:
             del self.active[model_lane]
         try:
             if lane.jump is not None:
+                self.count_jump(lane, "the aclrtSwitchStream tasks")
                 self.start(lane.jump)
             elif lane.goto is not None:
                 self.start(lane.goto[0], at=lane.goto[1])
         except AclError as error:
             self.failures.append(AclError(error.code, f"{self.model}, the jump of {lane}: {error.message}"))
+
+    async def _tasks(self, lane: BuildReplayLane, model_lane: BuildLane, index: int) -> None:
+        """Run the lane's tasks from `index` until its end, a jump, a halt or the execution's stop."""
+        tasks = model_lane.tasks
+        while index < len(tasks) and not lane.closing.done():
+            task = tasks[index]
+            try:
+                await traced(lane.machine.tracer, task, lane, lane.where)
+            except AclError as error:
+                message = f"{self.model}, task #{index} of {lane} ({task.describe()}): {error.message}"
+                self.failures.append(AclError(error.code, message))
+            if lane.jump is not None or lane.halted:
+                return
+            if lane.goto is not None and lane.goto[0] is model_lane:  # a label of this lane: go on there
+                index, lane.goto = lane.goto[1], None
+                continue
+            if lane.goto is not None:
+                return
+            index += 1
 
 
 class BuildModel(ModelRI):
@@ -271,13 +295,18 @@ class BuildModel(ModelRI):
         return None
 
     async def replay(self, on: Lane, bindings: Bindings | None = None) -> None:
-        """A Build model holds no EXTERNAL records or waits (they need a capture): `bindings` is always empty."""
+        """A Build model holds no EXTERNAL records or waits (they need a capture): `bindings` is always empty. It
+        gives up when `on` closes or aborts and when the model is aborted (aclmdlRIAbort: 507023)."""
         async with self._running:
-            with np.errstate(all="ignore"):  # the lanes' tasks inherit it
+            with np.errstate(all="ignore"), self.watched(on, {}) as stop:  # the lanes' tasks inherit the errstate
                 try:
-                    await Replay(self, on).run()
+                    await Replay(self, on, stop).run()
+                except AclError:
+                    if not self._aborted:
+                        raise
                 finally:
                     self.executions += 1
+            self.raise_if_aborted()
 
 
 def runnable_build(model: BuildModel) -> None:

@@ -10,6 +10,9 @@ other value. Each task counts, per branch, the runs it made (the debug print and
 A WHILE loop runs its body at most `Machine.max_while_iterations` times per evaluation (VNPU_MAX_WHILE_ITERATIONS):
 past that the replay fails naming the model and the bound, so a loop that never clears its word cannot hang a
 stream. It yields to the event loop every few iterations so that other streams and clients go on meanwhile.
+
+Sub-models nest at most MAX_COND_DEPTH deep (the runtime sets no bound; a replay recurses a few frames a level):
+a condition task whose branches would be deeper is refused when it is added (207012, ACL_ERROR_RT_OVER_LIMIT).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ WHILE = aclmdlRICondTaskType.ACL_MODEL_RI_COND_TYPE_WHILE
 SWITCH = aclmdlRICondTaskType.ACL_MODEL_RI_COND_TYPE_SWITCH
 ASSIGN_DEFAULT = aclmdlRICondHandleFlag.ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT
 YIELD_EVERY = 64  # WHILE iterations between two turns given to the event loop
+MAX_COND_DEPTH = 64  # sub-models below a root model, counting the deepest
 
 
 class Branch(Protocol):

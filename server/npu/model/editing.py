@@ -11,7 +11,8 @@ update rewrites it again), disabled ones leave their lane or group, and a lane l
 
 `task_type` is the mapping of aclmdlRITaskGetType (3.4) and `EVENT_FORMS` the event members of
 aclmdlRITaskGetParams (3.5): a task class absent from `TASK_TYPES` is DEFAULT. Both are tables other task kinds
-extend (an EXTERNAL record is DEFAULT for GetType and an EVENT_RECORD with flag 1 for GetParams).
+extend (an EXTERNAL record is DEFAULT for GetType and an EVENT_RECORD with flag 1 for GetParams, an EXTERNAL wait
+an EVENT_WAIT with flag 1: the runtime's kernel_utils.cc ConvertTaskType and memory_task.cc GetCapture*TaskParams).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 from proto.aclnn import aclScalar
 from proto.constants import aclmdlRITaskType
 from server.npu.kernels.task import AnyKernel, CustomKernelTask
+from server.npu.model.external import ExternalRecordTask, ExternalWaitTask
 from server.npu.model.groups import GroupTask, TaskGroup
 from server.npu.model.model import CaptureRecord, CaptureWait, ModelLane, ModelRI
 from server.npu.tasks.event import RecordTask, ResetTask, WaitTask
@@ -50,6 +52,8 @@ EVENT_FORMS: dict[type, tuple[aclmdlRITaskType, str, str, int]] = {
     WaitTask: (T.ACL_MODEL_RI_TASK_EVENT_WAIT, "eventWaitTaskParams", "waitFlag", 0),
     CaptureWait: (T.ACL_MODEL_RI_TASK_EVENT_WAIT, "eventWaitTaskParams", "waitFlag", 0),
     ResetTask: (T.ACL_MODEL_RI_TASK_EVENT_RESET, "eventResetTaskParams", "resetFlag", 0),
+    ExternalRecordTask: (T.ACL_MODEL_RI_TASK_EVENT_RECORD, "eventRecordTaskParams", "recordFlag", 1),
+    ExternalWaitTask: (T.ACL_MODEL_RI_TASK_EVENT_WAIT, "eventWaitTaskParams", "waitFlag", 1),
 }
 UNION: dict[str, dict[str, Any]] = {
     "kernelTaskParams": {"funcHandle": 0, "cfg": None, "args": 0, "isHostArgs": 0, "argsSize": 0, "numBlocks": 0},

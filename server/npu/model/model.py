@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 
 EDITS_KEPT = 32  # the edit history a model keeps for its views
+MAX_NAME_BYTES = 1024  # aclmdlRISetName: the longest name vnpu keeps, in UTF-8 bytes (the runtime sets no bound)
 
 
 @dataclass(eq=False)
@@ -252,37 +254,47 @@ class ModelRI:
         async with self._running:
             loop = asyncio.get_running_loop()
             marks = {record: loop.create_future() for record in self.records()}
-            stop: asyncio.Future[None] = loop.create_future()
-            closing = on.closing
-
-            def give_up(_: object) -> None:
-                if not stop.done():
-                    stop.set_result(None)
-
-            closing.add_done_callback(give_up)
-            ended: asyncio.Future[None] = loop.create_future()
-            self._stop, self._ended, self._marks, self._aborted = stop, ended, marks, False
             failures: list[AclError] = []
-            lanes = [
-                self._replay_lane(ReplayLane(self, i, on, marks, stop, bindings), lane, failures)
-                for i, lane in enumerate(self.lanes)
-            ]
-            try:
+            with self.watched(on, marks) as stop:
+                lanes = [
+                    self._replay_lane(ReplayLane(self, i, on, marks, stop, bindings), lane, failures)
+                    for i, lane in enumerate(self.lanes)
+                ]
                 with np.errstate(all="ignore"):  # once for every kernel of the replay (the lanes inherit it)
                     if len(lanes) == 1:
                         await lanes[0]  # one lane needs no task of its own (each costs event-loop turns)
                     else:
                         await asyncio.gather(*lanes)
-            finally:
-                closing.remove_done_callback(give_up)
-                self._stop, self._ended, self._marks = None, None, {}
-                ended.set_result(None)
             self.executions += 1
-            if self._aborted:
-                message = f"{self} was aborted (aclmdlRIAbort) during this replay: its remaining tasks did not run"
-                raise AclError(ACL_ERROR_RT_MODEL_ABORT_NORMAL, message)
+            self.raise_if_aborted()
             if failures:
                 raise failures[0]
+
+    @contextmanager
+    def watched(self, on: Lane, marks: dict[CaptureRecord, asyncio.Future[None]]) -> Iterator[asyncio.Future[None]]:
+        """Around one replay on `on`: the future that is done when it is to give up (`on` closes, `abort`)."""
+        loop = asyncio.get_running_loop()
+        stop: asyncio.Future[None] = loop.create_future()
+
+        def give_up(_: object) -> None:
+            if not stop.done():
+                stop.set_result(None)
+
+        closing = on.closing
+        closing.add_done_callback(give_up)
+        ended: asyncio.Future[None] = loop.create_future()
+        self._stop, self._ended, self._marks, self._aborted = stop, ended, marks, False
+        try:
+            yield stop
+        finally:
+            closing.remove_done_callback(give_up)
+            self._stop, self._ended, self._marks = None, None, {}
+            ended.set_result(None)
+
+    def raise_if_aborted(self) -> None:
+        if self._aborted:
+            message = f"{self} was aborted (aclmdlRIAbort) during this replay: its remaining tasks did not run"
+            raise AclError(ACL_ERROR_RT_MODEL_ABORT_NORMAL, message)
 
     def abort(self) -> asyncio.Future[None] | None:
         """aclmdlRIAbort: make the running replay give up its waits and skip the tasks it has not started; what
@@ -315,10 +327,20 @@ class ModelRI:
 
 
 def tree(model: ModelRI) -> Iterator[ModelRI]:
-    """`model` and every sub-model below it, parents first."""
-    yield model
-    for child in model.children:
-        yield from tree(child)
+    """`model` and every sub-model below it, parents first (without recursion: depth is not bounded here)."""
+    pending = [model]
+    while pending:
+        member = pending.pop()
+        yield member
+        pending.extend(reversed(member.children))
+
+
+def depth_of(model: ModelRI) -> int:
+    """How many sub-model levels `model` is below its root (0: a root)."""
+    depth, parent = 0, model.parent
+    while parent is not None:
+        depth, parent = depth + 1, parent.parent
+    return depth
 
 
 def assign_defaults(model: ModelRI) -> None:

@@ -2,7 +2,10 @@
 
 `plan_kernel(kernel, views, workspace)` plans one revalidated `KernelDesc`: its tensors are strided views of
 device memory (fresh ones through a region, or shared ones from a `ViewCache`), and the plan it returns writes
-the results through views of the outputs; a user-declared operator (`proto.operators`) is planned by `user`.
+the results through views of the outputs. Three kinds of kernel, looked up in this order: vnpu's planners of its
+first operators (`KERNELS`: elementwise, activation, matmul, reduce, copy), the function kernels of the per-area
+packages (`FUNCTIONS`: math, nn, transformer, mirroring CANN's repositories) and the user-declared operators'
+(`proto.operators`); the last two are planned by `function`, which calls them by C argument name.
 `run_kernel` plans and runs at once; a `PlanCache` keeps the plans of the descriptions a device runs again and
 again. numpy's floating-point warnings are silenced (a division by zero gives inf, as on the device) -- by
 run_kernel, or once by a caller that runs many plans under `np.errstate(all="ignore")` (entering it costs more
@@ -17,7 +20,7 @@ import numpy as np
 
 from proto.aclnn import KernelDesc
 from proto.errors import ACLNN_ERR_INNER_FIND_KERNEL, ACLNN_ERR_PARAM_INVALID, AclError
-from server.npu.ops import activation, copy, elementwise, matmul, reduce, user
+from server.npu.ops import activation, copy, dump, elementwise, function, math, matmul, nn, reduce, transformer, user
 from server.npu.ops.launch import Kernel, Launch, Plan
 from server.npu.ops.views import Region, ViewCache, Views, tensor_view, uncached
 
@@ -28,6 +31,18 @@ KERNELS: Final[dict[str, Kernel]] = {
     **reduce.KERNELS,
     **copy.KERNELS,
 }
+"""vnpu's planners (an operator's plan made from a `Launch`), by operator name."""
+
+AREAS: Final = {"math": math, "nn": nn, "transformer": transformer}
+FUNCTIONS: Final[dict[str, tuple[function.Function, str]]] = {
+    name: (kernel, kernel.__module__) for package in AREAS.values() for name, kernel in package.FUNCTIONS.items()
+}
+"""The function kernels of the area packages by operator name, with their modules (named when one fails)."""
+
+
+def implemented() -> frozenset[str]:
+    """The operators vnpu has a kernel for (user-declared ones aside)."""
+    return frozenset(KERNELS) | frozenset(FUNCTIONS)
 
 
 def plan_kernel(kernel: KernelDesc, views: Views, workspace: np.ndarray | None) -> Plan:
@@ -37,10 +52,11 @@ def plan_kernel(kernel: KernelDesc, views: Views, workspace: np.ndarray | None) 
     AclError 561003 for an operator without a kernel, 161002 for a workspace smaller than phase 1 asked.
     """
     plan = KERNELS.get(kernel.op)
-    declared = user.lookup(kernel.op) if plan is None else None
-    if plan is None and declared is None:
+    found = FUNCTIONS.get(kernel.op) if plan is None else None
+    declared = user.lookup(kernel.op) if plan is None and found is None else None
+    if plan is None and found is None and declared is None:
         api = f"aclnn{kernel.op}"
-        raise AclError(ACLNN_ERR_INNER_FIND_KERNEL, f"vnpu has no kernel for {api}", api=api)
+        raise AclError(ACLNN_ERR_INNER_FIND_KERNEL, f"vnpu does not implement {api} yet", api=api)
     have = 0 if workspace is None else workspace.nbytes
     if have < kernel.workspace_size:
         api = f"aclnn{kernel.op}"
@@ -49,11 +65,14 @@ def plan_kernel(kernel: KernelDesc, views: Views, workspace: np.ndarray | None) 
             f"the workspace holds {have} bytes; {api} needs {kernel.workspace_size}",
             api,
         )
-    launch = Launch(kernel, views, workspace)
-    if plan is None:
-        assert declared is not None
-        return user.plan(declared, launch)
-    return plan(launch)
+    if found is not None:
+        made = function.plan(found[0], kernel, views, workspace, found[1])
+    elif declared is not None:
+        made = function.plan(declared.kernel, kernel, views, workspace, declared.module)
+    else:
+        assert plan is not None
+        made = plan(Launch(kernel, views, workspace))
+    return dump.wrap(made, kernel, views) if dump.active() else made
 
 
 def run_kernel(kernel: KernelDesc, region: Region, workspace: np.ndarray | None, *, views: Views | None = None) -> None:
@@ -65,6 +84,7 @@ def run_kernel(kernel: KernelDesc, region: Region, workspace: np.ndarray | None,
 
 
 __all__ = [
+    "FUNCTIONS",
     "KERNELS",
     "Kernel",
     "Launch",
@@ -72,6 +92,7 @@ __all__ = [
     "Region",
     "ViewCache",
     "Views",
+    "implemented",
     "plan_kernel",
     "run_kernel",
     "tensor_view",

@@ -23,8 +23,19 @@ NUMPY: Final[dict[aclDataType, np.dtype]] = {
     DT.ACL_INT64: np.dtype(np.int64),
     DT.ACL_UINT8: np.dtype(np.uint8),
     DT.ACL_BOOL: np.dtype(np.bool_),
+    DT.ACL_UINT16: np.dtype(np.uint16),
+    DT.ACL_UINT32: np.dtype(np.uint32),
+    DT.ACL_UINT64: np.dtype(np.uint64),
+    DT.ACL_INT4: np.dtype(ml_dtypes.int4),
+    DT.ACL_FLOAT8_E5M2: np.dtype(ml_dtypes.float8_e5m2),
+    DT.ACL_FLOAT8_E4M3FN: np.dtype(ml_dtypes.float8_e4m3fn),
+    DT.ACL_FLOAT8_E8M0: np.dtype(ml_dtypes.float8_e8m0fnu),
+    DT.ACL_HIFLOAT8: np.dtype(np.uint8),  # no numpy type: its bytes
+    DT.ACL_COMPLEX64: np.dtype(np.complex64),
+    DT.ACL_COMPLEX128: np.dtype(np.complex128),
 }
-"""The dtypes the kernels compute with (`proto.aclnn.dtypes.ALL`)."""
+"""The numpy dtype of each tensor dtype (ACL_INT4 as ml_dtypes.int4, one value per element: see
+`server.npu.ops.function`; ACL_HIFLOAT8 as its bytes)."""
 
 
 COMPUTE: Final[dict[aclDataType, np.dtype]] = {dt: NUMPY[dtypes.compute_dtype(dt)] for dt in NUMPY}

@@ -12,7 +12,7 @@ from typing import Final
 
 import numpy as np
 
-from proto.aclnn.rules import Reduce
+from proto.aclnn.rules.reduce import Reduce
 from server.npu.ops.launch import Kernel, Launch, Plan
 
 
@@ -21,7 +21,7 @@ def reduction(mean: bool) -> Kernel:
         args, rule = launch.kernel.args, launch.kernel.decl.rule
         assert isinstance(rule, Reduce)
         x, out, dtype = launch.read("self"), launch.write("out"), launch.compute
-        axes, keepdims = rule.axes(args), bool(args["keepDim"])
+        axes, keepdims = rule.axes(args), rule.keepdims(args)
         count = math.prod(x.shape[a] for a in axes)
 
         def run() -> None:

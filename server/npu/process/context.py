@@ -25,7 +25,6 @@ from proto.errors import (
     ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
     ACL_ERROR_RT_STREAM_CAPTURED,
     ACL_ERROR_RT_STREAM_CONTEXT,
@@ -48,7 +47,8 @@ from server.npu.model.build import BuildLane, BuildModel
 from server.npu.model.capture import Capture
 from server.npu.model.groups import TaskGroup, Update
 from server.npu.model.labels import Label, LabelIds, LabelList
-from server.npu.model.model import ModelRI
+from server.npu.model.model import ModelRI, tree
+from server.npu.process.counts import PerProcess
 from server.npu.process.handles import Handles, HandleTable
 from server.npu.process.memory_tables import MemoryTables
 from server.npu.tasks.overflow import OVERFLOW_AREA
@@ -70,9 +70,10 @@ class AclContext:
     device: Device
     default_stream: Stream
     primary: bool
-    refs: int = 0  # primary only: aclrtSetDevice calls not yet matched by an aclrtResetDevice
+    refs: PerProcess = field(default_factory=PerProcess)  # primary only: aclrtSetDevice calls not yet reset, by process
     # its overflow status (the runtime's OVERFLOW_ADDR_MAX_SIZE bytes): read and cleared by stream tasks
     overflow_status: np.ndarray = field(default_factory=lambda: np.zeros(OVERFLOW_AREA, np.uint8), repr=False)
+    sys_params: dict[int, int] = field(default_factory=dict)  # aclrtCtxSetSysParamOpt: no default
 
     def __str__(self) -> str:
         kind = "primary context" if self.primary else "context"
@@ -89,7 +90,7 @@ class Context:
         self.machine = machine
         self.max_handles = max_handles  # streams, events, models and task groups this context may hold
         self.quota = quota  # its tenant's, shared by the tenant's contexts (None: one tenant, no quota)
-        self.init_count = 0
+        self.inits = PerProcess()  # aclInit calls not yet matched by an aclFinalize, by process
         self.handles = Handles()  # one table per kind of handle (`process.handles`), and the dead ones
         table = self.handles.table
         self.memory = MemoryTables(machine, memory_quota, quota)  # what memory the process holds, and its charge
@@ -136,8 +137,20 @@ class Context:
         self.peer_access: set[tuple[int, int]] = set()  # (device, peer it may access): aclrtDeviceEnablePeerAccess
         self.res_limits: dict[tuple[int, int], int] = {}  # (device, aclrtDevResLimitType) -> cores allowed
         self.op_wait_timeout: float | None = None  # aclrtSetOpWaitTimeout, None = wait forever
+        self.op_execute_timeout_us = 0  # aclrtSetOpExecuteTimeOut(V2): 0 = the device's default
+        self.sys_params: dict[int, int] = {}  # aclrtSetSysParamOpt: each option 0 until set
         self.sat_mode = aclrtFloatOverflowMode.ACL_RT_OVERFLOW_MODE_INFNAN  # aclrtSetDeviceSatMode (process-wide)
         self.releases: dict[int, asyncio.Lock] = {}  # device index -> held while a release of it frees (one at a time)
+
+    @property
+    def init_count(self) -> int:
+        """aclInit calls of all its processes not yet finalized: the context takes calls while there are any."""
+        return self.inits.total
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant whose context this is (None: the daemon has one tenant, or none)."""
+        return self.quota.tenant if self.quota is not None else None
 
     def acl_context(self) -> AclContext:
         """The calling thread's current ACL context."""
@@ -243,17 +256,13 @@ class Context:
             self.machine.ipc.events.pop(event.ipc_handle, None)
 
     def notify(self, handle: int | None) -> Notify:
-        """The notify `handle` of this process (107000 for any other handle, as the runtime's notify calls)."""
-        require(bool(handle), "notify is NULL")
-        assert handle is not None
-        found = self.notifies.get(handle)
-        if found is None:
-            raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"{handle:#x} is not a notify of this process")
-        return found
+        """The notify `handle` of this process: NULL is 100000 (the ACL layer's check), any other handle 107017, as
+        the runtime's notify calls validate it first (RT_VALIDATE_AND_UNWRAP_OBJECT)."""
+        return self.notifies.live(handle)
 
     def drop_notify(self, handle: int) -> None:
         """Forget notify `handle`; an exported one of ours stops being importable."""
-        notify = self.notifies.pop(handle)
+        notify = self.notifies.drop(handle)
         if handle in self.imported_notifies:
             self.imported_notifies.discard(handle)
         elif notify.ipc_key is not None:
@@ -300,12 +309,17 @@ class Context:
 
     def drop_model(self, model: ModelRI) -> None:
         """Forget `model` and its task groups (a replay in progress finishes on its own), its sub-models (a capture
-        into one of them ends) and its cond handles, whose words are freed; a Build model's streams are unbound."""
-        for child in model.children:
-            for capture in self.captures():
-                if capture.model is child:
-                    self.leave_capture(capture)
-            self.drop_model(child)
+        into one of them ends) and its cond handles, whose words are freed; a Build model's streams are unbound.
+        The sub-models go deepest first, without recursion."""
+        for member in reversed(list(tree(model))):
+            if member is not model:
+                for capture in self.captures():
+                    if capture.model is member:
+                        self.leave_capture(capture)
+            self._drop_one(member)
+
+    def _drop_one(self, model: ModelRI) -> None:
+        """`drop_model` of one model, its sub-models aside."""
         for cond in model.conds:
             self.cond_handles.pop(cond.handle, None)
             if cond.ptr in self.memory.words:

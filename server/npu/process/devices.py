@@ -15,6 +15,7 @@ from server.npu.model.model import ModelRI
 from server.npu.process.context import AclContext, Context
 from server.npu.process.ipc import close_exports, release_ipc_memory
 from server.npu.process.memory import release_host_mappings, release_virtual, unregister_buffer
+from server.npu.process.memory_tables import device_cost, host_cost
 from server.npu.process.tdt import release_tdt
 
 
@@ -42,10 +43,13 @@ async def release_all(ctx: Context) -> None:
         buffer = ctx.machine.host.find(ptr)
         assert buffer is not None
         unregister_buffer(ctx, buffer)
-        ctx.memory.used -= ctx.machine.host.free(ptr).size
+        ctx.memory.used -= host_cost(ctx.machine.host.free(ptr).size)
     ctx.memory.host_buffers.clear()
     for handle in list(ctx.notifies):
         ctx.drop_notify(handle)
+    for opened in ctx.marker_ranges.values():
+        opened.refund()
+    ctx.marker_ranges.clear()
     release_tdt(ctx)
     ctx.current.clear()
 
@@ -126,7 +130,7 @@ async def free(ctx: Context, held: Held) -> None:
             ctx.drop_event(handle)
     for ptr in held.allocations:
         close_exports(ctx, ptr)
-        ctx.memory.used -= held.device.arena.free(ptr, held.by).size
+        ctx.memory.used -= device_cost(held.device.arena.free(ptr, held.by).size)
     release_virtual(ctx, held.device.index, held.existed)
     release_host_mappings(ctx, held.device.index, held.existed)
 

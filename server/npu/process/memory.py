@@ -16,17 +16,18 @@ from server.npu.memory.hostmem import HostBuffer
 from server.npu.memory.vmem import PhysicalMemory, Window
 from server.npu.process.context import Context
 from server.npu.process.ipc import close_exports
+from server.npu.process.memory_tables import device_cost, host_cost
 
 
-def malloc_device(context: Context, size: int, policy: int) -> int:
+def malloc_device(context: Context, size: int, policy: int, padding: bool = True) -> int:
     """`size` bytes of the thread's device, charged to `context` (aclrtMalloc, and the runtime's own device
-    memory that a call hands to the program, such as a label list)."""
+    memory that a call hands to the program, such as a label list); `padding`: the runtime's 32 extra bytes."""
     device = context.device()
-    context.memory.charge(size)
+    context.memory.charge(device_cost(size))
     try:
-        block = device.arena.malloc(size, policy)
+        block = device.arena.malloc(size, policy, padding)
     except OutOfSpace as full:
-        context.memory.used -= size
+        context.memory.used -= device_cost(size)
         raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device.index} is out of memory: {full}") from None
     context.memory.allocations[block.ptr] = device
     return block.ptr
@@ -46,7 +47,7 @@ def free_device(context: Context, dev_ptr: int, by: str) -> None:
         raise AclError(ACL_ERROR_RT_PARAM_INVALID, f"cannot free {dev_ptr:#x}: {why}")
     close_exports(context, dev_ptr)
     size = device.arena.free(dev_ptr, by).size
-    context.memory.used -= size
+    context.memory.used -= device_cost(size)
     del context.memory.allocations[dev_ptr]
     context.memory.forget(dev_ptr, size, by)
 
@@ -66,7 +67,7 @@ def unregister_buffer(ctx: Context, buffer: HostBuffer) -> None:
 def free_managed(ctx: Context, window: Window) -> None:
     assert window.host is not None
     close_window(ctx, window)
-    ctx.memory.used -= ctx.machine.host.free(window.host.ptr).size
+    ctx.memory.used -= host_cost(ctx.machine.host.free(window.host.ptr).size)
 
 
 def close_window(ctx: Context, window: Window) -> None:
@@ -104,9 +105,8 @@ def release_virtual(ctx: Context, index: int, existed: Container[int]) -> None:
 def drop_physical(ctx: Context, physical: PhysicalMemory) -> None:
     """`ctx` lets go of its handle to `physical` (aclrtFreePhysical, or teardown)."""
     del ctx.memory.physicals[physical.handle]
-    if physical.handle in ctx.memory.owned_physicals:
+    if physical.handle in ctx.memory.owned_physicals:  # its charge goes with the memory (`PhysicalMemory.drop`)
         ctx.memory.owned_physicals.discard(physical.handle)
-        ctx.memory.used -= physical.size
         if physical.shareable is not None:
             ctx.machine.ipc.shareable.pop(physical.shareable, None)
     physical.drop()

@@ -5,6 +5,8 @@ and what it alone may touch (another process's memory reads exactly like memory 
 
 from __future__ import annotations
 
+import mmap
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,6 +24,18 @@ if TYPE_CHECKING:
     from server.npu.memory.quota import Quota
 
 FREED_KEPT = 4096  # freed blocks remembered, to explain a later use
+ALLOCATION_CHARGE = 512  # the least a device allocation is charged: its bookkeeping costs the daemon ~260 bytes
+HOST_CHARGE = mmap.PAGESIZE  # the least a pinned buffer is charged: a shared-memory segment maps whole pages
+
+
+def device_cost(size: int) -> int:
+    """What an allocation of `size` bytes of device memory is charged (at least ALLOCATION_CHARGE)."""
+    return max(size, ALLOCATION_CHARGE)
+
+
+def host_cost(size: int) -> int:
+    """What a pinned host buffer of `size` bytes is charged (at least a page)."""
+    return max(size, HOST_CHARGE)
 
 
 class MemoryTables:
@@ -65,6 +79,18 @@ class MemoryTables:
         if self.quota is not None:
             self.quota.check("memory", size)
         self.used += size
+
+    def hold(self, size: int) -> Callable[[], None]:
+        """Charge `size` bytes (as `charge`) for something the daemon keeps for the context -- a TDT entry -- and
+        return the function that gives them back, once, when it goes."""
+        self.charge(size)
+        owed = [size]
+
+        def give_back() -> None:
+            if owed:
+                self.used -= owed.pop()
+
+        return give_back
 
     def owns(self, owner: object) -> bool:
         """Whether this context may touch the memory object `owner` (what `Machine.owner` gives)."""

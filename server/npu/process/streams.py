@@ -18,12 +18,13 @@ from server.npu.process.context import Context
 
 def set_failure_mode(ctx: Context, stream: int | None, mode: int) -> None:
     """The runtime's checks, in its order (ae StreamSetMode, ai StreamSetMode): no current context (107002), a
-    DEVICE_USE_ONLY stream (207000), the stream's own mode again (nothing to do), STOP back to CONTINUE
-    (207000), a stream of another ACL context (107003)."""
+    DEVICE_USE_ONLY stream (207000), a stream bound to a model (207000), the stream's own mode again (nothing to
+    do), STOP back to CONTINUE (207000), a stream of another ACL context (107003)."""
     owner = ctx.acl_context()
     target = ctx.any_stream(stream)
     if target.flags & ACL_STREAM_DEVICE_USE_ONLY:
         raise AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{target} is ACL_STREAM_DEVICE_USE_ONLY: no failure mode")
+    refuse_bound(ctx, target, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "a failure mode")
     wanted = mode & ACL_STOP_ON_FAILURE
     if target.failure_mode == wanted:
         return
@@ -38,6 +39,18 @@ def set_failure_mode(ctx: Context, stream: int | None, mode: int) -> None:
     for s in [*ctx.streams.values(), *ctx.default_streams.values()]:
         if ctx.stream_contexts.get(s.handle) is owner:
             s.stop_on_failure = True
+
+
+def refuse_bound(ctx: Context, stream: Stream, code: int, what: str) -> None:
+    """`code` for a stream bound to a Build model, which takes `what` only as an ordinary stream (the runtime's
+    GetBindFlag checks)."""
+    lane = ctx.bound.get(stream)
+    if lane is not None:
+        raise AclError(
+            code,
+            f"{stream} is bound to {lane.model}: {what} is for single-operator streams, not for a model's "
+            "(aclmdlRIUnbindStream it first)",
+        )
 
 
 def set_overflow_switch(ctx: Context, stream: int | None, flag: int, api: str) -> None:

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "aclnnop/aclnn_adds.h"
+#include "aclnnop/aclnn_add.h"
 
 #define CHECK(call)                                                                                        \
     do {                                                                                                   \

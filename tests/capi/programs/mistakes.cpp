@@ -1,5 +1,6 @@
 // Deliberate mistakes from C: each prints "<label> <code> <message>" so the test can check the exact ACL code
 // and that aclGetRecentErrMsg() names the problem; the program then goes on, as after any error.
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -56,6 +57,15 @@ int main()
     CHECK(aclrtMalloc(&z, 64, ACL_MEM_MALLOC_HUGE_FIRST));
     CHECK(aclrtFree(z));
     Report("double-free", aclrtFree(z));
+    // counts of 2**40 read from host arrays of a few elements: refused with 100000, nothing read or sent
+    std::vector<char> few(16, 1);
+    Report("huge-copy", aclrtMemcpy(y, SIZE_MAX, few.data(), 1ULL << 40, ACL_MEMCPY_HOST_TO_DEVICE));
+    int64_t values[2] = {1, 2};
+    aclIntArray *huge = aclCreateIntArray(values, 1ULL << 40);
+    std::printf("huge-int-array %s\n", huge == nullptr ? "NULL" : "not NULL");
+    Report("huge-int-array-message", 0);
+    int32_t pids[1] = {1};
+    Report("huge-pid-list", aclrtIpcMemSetImportPid("no-such-key", pids, 1ULL << 40));
     // a bad tensor: NULL, with the reason kept
     int64_t dims[1] = {4}, bad[2] = {1, 1};
     aclTensor *broken = aclCreateTensor(dims, 1, ACL_FLOAT, bad, 0, ACL_FORMAT_ND, dims, 0, x);

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "aclnnop/aclnn_adds.h"
-#include "aclnnop/aclnn_muls.h"
+#include "aclnnop/aclnn_add.h"
+#include "aclnnop/aclnn_mul.h"
 
 static void Report(const char *name, aclError code)
 {

@@ -68,6 +68,17 @@ async def exercise(c: Caller) -> None:
     assert (await c("aclrtGetDevice"))["deviceId"] == 0
     assert (await c("aclrtGetDeviceCount"))["count"] == 2
     await c("aclrtSetOpWaitTimeout", timeout=0)
+    await c("aclrtSetOpExecuteTimeOut", timeout=2)
+    await c("aclrtSetOpExecuteTimeOutWithMs", timeout=1500)
+    assert (await c("aclrtSetOpExecuteTimeOutV2", timeout=1200))["actualTimeout"] == 1200
+    await c("aclrtSetSysParamOpt", opt=0, value=1)
+    assert (await c("aclrtGetSysParamOpt", opt=0))["value"] == 1
+    await c("aclrtCtxSetSysParamOpt", opt=0, value=2)
+    assert (await c("aclrtCtxGetSysParamOpt", opt=0))["value"] == 2
+    assert (await c("aclGetDeviceCapability", deviceId=1, deviceInfo=1))["value"] == 40  # vector cores
+    assert len((await c("aclrtDeviceGetUuid", deviceId=0))["uuid"]) in (16, 24)  # bytes (base64 over JSON)
+    aligned = (await c("aclrtMallocAlign32", size=100, policy=0))["devPtr"]
+    await c("aclrtFree", devPtr=aligned)
     assert (await c("aclrtGetDeviceInfo", deviceId=1, attr=201))["value"] == 40  # ACL_DEV_ATTR_VECTOR_CORE_NUM
     assert (await c("aclrtGetDeviceCapability", deviceId=0, devFeatureType=1))["value"] == 1
     assert (await c("aclrtQueryDeviceStatus", deviceId=1))["deviceStatus"] == 0
@@ -262,6 +273,7 @@ async def exercise(c: Caller) -> None:
     await c("aclrtDeviceEnablePeerAccess", peerDeviceId=1, flags=0)
     await c("aclrtDeviceDisablePeerAccess", peerDeviceId=1)
     await c("aclrtSynchronizeDevice")
+    await c("aclrtSynchronizeDeviceWithTimeout", timeout=-1)
 
     # ACL contexts: a created one is current (its own default stream, a real handle), then the primary again
     primary = (await c("aclrtGetCurrentContext"))["context"]
@@ -519,7 +531,7 @@ async def every_operator(r: Remote, s: int) -> None:
         ("Matmul", (mt, wt, mm, 0)),
         ("Exp", (mt, e)),
     ]
-    assert {op for op, _ in launches} == set(nn.OPS)
+    assert {op for op, _ in launches} == {decl.name for decl in nn.DECLS}  # vnpu's first 21
     for op, args in launches:
         await r.launch(op, s, *args)
     await r.c("aclrtSynchronizeStream", stream=s)
@@ -533,7 +545,7 @@ async def every_operator(r: Remote, s: int) -> None:
 async def test_every_call_over_rest(http: httpx.AsyncClient) -> None:
     caller = RestCaller(http, thread=f"7-{CALLER_TID}")
     await exercise(caller)
-    assert caller.sent == set(CALLS)
+    assert caller.sent == set(CALLS) | {decl.c_name for decl in nn.DECLS} | {decl.c_name for decl in nn.DECLS}
 
 
 async def test_every_call_over_the_websocket(live: LiveServer) -> None:
@@ -541,7 +553,7 @@ async def test_every_call_over_the_websocket(live: LiveServer) -> None:
     caller.thread = [7, CALLER_TID]
     try:
         await exercise(caller)
-        assert caller.sent == set(CALLS)
+        assert caller.sent == set(CALLS) | {decl.c_name for decl in nn.DECLS}
         assert caller.orphans == []
     finally:
         await caller.close()

@@ -213,6 +213,37 @@ async def test_a_websocket_session_cannot_be_ended_or_used_over_rest(live: LiveS
         await ws.close()
 
 
+@pytest.mark.parametrize("cleanup", ["finalize twice", "reset twice", "force reset"])
+async def test_a_joined_process_cannot_free_the_first_ones_context(live: LiveServer, cleanup: str) -> None:
+    """issue 39, 6: the aclInit count and the device references were the context's, so the joined process's extra
+    aclFinalize, extra aclrtResetDevice or aclrtResetDeviceForce freed the first process's memory."""
+    first = await WsCaller.connect(live.ws_url)
+    joined = await WsCaller.connect(live.ws_url, first.hello["context"])
+    first.thread, joined.thread = [100, 1], [200, 1]
+    try:
+        await first("aclInit", configPath=None)
+        await first("aclrtSetDevice", deviceId=0)
+        ptr = (await first("aclrtMalloc", size=64, policy=0))["devPtr"]
+        await first("aclrtMemcpy", dst=ptr, destMax=64, src=b"A" * 64, count=64, kind=1)
+        await joined("aclInit", configPath=None)
+        if cleanup == "finalize twice":
+            await joined("aclFinalize")
+            with pytest.raises(AclError) as caught:
+                await joined("aclFinalize")
+            assert caught.value.code == 100037
+        else:
+            await joined("aclrtSetDevice", deviceId=0)
+            await joined("aclrtResetDeviceForce" if cleanup == "force reset" else "aclrtResetDevice", deviceId=0)
+            with pytest.raises(AclError) as caught:
+                await joined("aclrtResetDevice", deviceId=0)
+            assert caught.value.code == 507007
+        got = await first("aclrtMemcpy", dst=None, destMax=64, src=ptr, count=64, kind=2)
+        assert got["data"] == b"A" * 64
+    finally:
+        await joined.close()
+        await first.close()
+
+
 CLIENT = r"""
 import sys, time
 import msgpack

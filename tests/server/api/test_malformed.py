@@ -132,6 +132,42 @@ async def test_a_bad_rest_call_gets_a_4xx_naming_the_problem(
     await still_works(caller)
 
 
+DEEP = b"[" * 1500 + b"]" * 1500  # deeper than Python's recursion limit
+
+
+@pytest.mark.parametrize("policy", [b'"ACL_MEM_MALLOC_HUGE_FIRST"', b"0"], ids=["enum named", "enum as a number"])
+async def test_a_deeply_nested_body_is_a_422_whether_or_not_it_names_an_enum(
+    rest: tuple[httpx.AsyncClient, RestCaller], policy: bytes
+) -> None:
+    """`enumargs.resolve` parsed a body that names an enum with `json.loads`, whose RecursionError became a 500."""
+    client, caller = rest
+    body = b'{"size": 8, "policy": ' + policy + b', "deep": ' + DEEP + b"}"
+    headers = {"X-Vnpu-Session": str(caller.session), "Content-Type": "application/json"}
+    check_error(await client.post(MALLOC, content=body, headers=headers), 422, ACL_ERROR_INVALID_PARAM)
+    await still_works(caller)
+
+
+@pytest.mark.parametrize(
+    "thread",
+    [b"1" * 5000 + b"-1", b"\xb2-1", b"7-\xb3", b"18446744073709551616-1"],
+    ids=["5000 digits", "a Latin-1 digit", "a Latin-1 tid", "2**64"],
+)
+async def test_a_malformed_thread_header_is_a_400_naming_it(
+    rest: tuple[httpx.AsyncClient, RestCaller], thread: bytes
+) -> None:
+    """`rest.thread_of` took `isdigit()` digits to `int()`: a pid of more than 4300 digits, or a Latin-1 superscript
+    digit, raised ValueError, a 500 (even for aclInit)."""
+    client, caller = rest
+    headers = [(b"X-Vnpu-Session", str(caller.session).encode()), (b"X-Vnpu-Thread", thread)]
+    for api, body in (("aclInit", {"configPath": None}), ("aclrtGetDevice", {})):
+        r = await client.post(f"/v1/call/{api}", json=body, headers=headers)
+        check_error(r, 400, ACL_ERROR_INVALID_PARAM, "X-Vnpu-Thread", "<pid>-<tid>")
+    r = await client.post("/v1/call/aclrtGetDevice", json={}, headers={"X-Vnpu-Session": str(caller.session),
+                                                                       "X-Vnpu-Thread": "12-34"})  # fmt: skip
+    check_error(r, 400, 107002)  # a well-formed thread of its own: no current device yet
+    await still_works(caller)
+
+
 async def test_an_unknown_function_is_a_404_that_tells_nothing_else(rest: tuple[httpx.AsyncClient, RestCaller]) -> None:
     client, caller = rest
     for name in ("aclrtMallocc", "aclnnDoesNotExist", "../../etc/passwd", "x" * 10_000, "__init__", "release_all"):

@@ -259,3 +259,46 @@ async def test_another_tenants_memory_is_like_memory_never_allocated(client: htt
     assert (await client.get(f"/v1/host/{host}", params={"count": 13}, headers=mine)).content == b"pinned secret"
     await alice("aclrtFree", devPtr=ptr)
     await alice("aclrtFreeHost", hostPtr=host)
+
+
+async def test_tdt_queues_and_channels_are_the_tenants_own(client: httpx.AsyncClient) -> None:
+    """issue 39, 2: bob dequeued, enqueued into and destroyed alice's queue by its small id, and opened her channel."""
+    alice, bob = await tenant(client, A), await tenant(client, B)
+    qid = (await alice("acltdtCreateQueue", name="alice-private", depth=4))["qid"]
+    await alice("acltdtEnqueueData", qid=qid, data=b"alice secret", userData=b"", timeout=0, rsv=0)
+    never = 999
+    for api, args in (
+        ("acltdtDequeueData", {"dataSize": 64, "userDataSize": 0, "timeout": 0}),
+        ("acltdtEnqueueData", {"data": b"forged", "userData": b"", "timeout": 0, "rsv": 0}),
+        ("acltdtDestroyQueue", {}),
+    ):
+        mine, other = await refused(bob, api, qid=qid, **args), await refused(bob, api, qid=never, **args)
+        assert (mine.code, mine.message.replace(str(qid), "Q")) == (other.code, other.message.replace(str(never), "Q"))
+    channel = (await alice("acltdtCreateChannelWithCapacity", deviceId=0, name="alice-chan", capacity=2))["handle"]
+    item = {"tensorType": 0, "dims": [4], "dataType": 4, "data": b"data", "sliceNum": 0, "sliceId": 0}
+    await alice("acltdtSendTensor", handle=channel, name="ds", items=[item], timeout=0)
+    his = (await bob("acltdtCreateChannelWithCapacity", deviceId=0, name="alice-chan", capacity=2))["handle"]
+    assert (await bob("acltdtQueryChannelSize", handle=his))["size"] == 0
+    got = await alice("acltdtDequeueData", qid=qid, dataSize=64, userDataSize=0, timeout=0)
+    assert got["data"] == b"alice secret"
+
+
+async def test_one_tenants_trace_cannot_push_anothers_out(tokens_file: str) -> None:
+    """issue 39, 10: one ring for all tenants, so bob's markers pushed alice's events out of her trace."""
+    application = create_app(make_settings(tokens_file=tokens_file, trace_capacity=400))
+    async with application.router.lifespan_context(application):
+        transport = httpx.ASGITransport(application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://vnpu") as client:
+            alice, bob = await tenant(client, A), await tenant(client, B)
+            stream = (await alice("aclrtCreateStream"))["stream"]
+            ptr = (await alice("aclrtMalloc", size=64, policy=0))["devPtr"]
+            for value in range(50):
+                await alice("aclrtMemsetAsync", devPtr=ptr, maxCount=64, value=value, count=64, stream=stream)
+            await alice("aclrtSynchronizeStream", stream=stream)
+            for n in range(1000):  # more than the whole ring
+                await bob("vnpuMarkerMark", message=f"bob {n}", domain=None, stream=None)
+            mine = (await client.get("/v1/trace", headers=A)).json()["traceEvents"]
+            assert sum(1 for e in mine if e.get("cat") == "memset") == 50
+            his = (await client.get("/v1/trace", headers=B)).json()["traceEvents"]
+            marks = [e for e in his if e.get("cat") == "mark"]
+            assert 0 < len(marks) <= 200 and marks[-1]["name"] == "bob 999"  # his share: half the ring

@@ -104,9 +104,9 @@ async def test_two_processes_share_a_channel_by_name(machine: Machine, rt: Runti
     assert caught.value.code == ACL_ERROR_RT_INVALID_HANDLE
     rt.acltdtDestroyChannel(mine)
     await other.acltdtSendTensor(theirs, "", [item(data, [4])], 0)  # still open through the other handle
-    assert machine.devices[0].tdt.channels["shared"].users == 1
+    assert machine.devices[0].tdt_of(None).channels["shared"].users == 1
     await other.release_all()  # the other process ends: its handle was the last
-    assert "shared" not in machine.devices[0].tdt.channels
+    assert "shared" not in machine.devices[0].tdt_of(None).channels
 
 
 async def test_clean_empties_stop_keeps_and_destroy_ends_the_handle(rt: Runtime) -> None:
@@ -139,7 +139,7 @@ async def test_bad_channel_input_is_refused_before_any_work(rt: Runtime) -> None
         with pytest.raises(AclError) as caught:
             make()
         assert (caught.value.code, words in caught.value.message) == (code, True), caught.value
-    assert rt.ctx.machine.devices[0].tdt.channels == {} and rt.ctx.channels == {}
+    assert rt.ctx.machine.devices[0].tdt_of(None).channels == {} and rt.ctx.channels == {}
     ch = rt.acltdtCreateChannelWithCapacity(0, "c", 1)
     assert await code_of(rt.acltdtSendTensor(ch, "", [], -2)) == ACL_ERROR_INVALID_PARAM
     assert rt.acltdtQueryChannelSize(ch) == 0
@@ -185,7 +185,7 @@ async def test_bad_queue_input_names_the_problem(rt: Runtime) -> None:
         with pytest.raises(AclError) as caught:
             make()
         assert (caught.value.code, words in caught.value.message) == (code, True), caught.value
-    assert list(rt.ctx.device().tdt.queues) == [a] and rt.ctx.device().tdt.routes == {}
+    assert list(rt.ctx.device().tdt_of(None).queues) == [a] and rt.ctx.device().tdt_of(None).routes == {}
 
 
 async def test_a_context_takes_its_queues_and_channel_handles_with_it(machine: Machine) -> None:
@@ -195,7 +195,7 @@ async def test_a_context_takes_its_queues_and_channel_handles_with_it(machine: M
     gone.acltdtCreateQueue("mine", 2)
     gone.acltdtCreateChannelWithCapacity(0, "mine", 2)
     await gone.release_all()
-    assert machine.devices[0].tdt.queues == {} and machine.devices[0].tdt.channels == {}
+    assert machine.devices[0].tdt_of(None).queues == {} and machine.devices[0].tdt_of(None).channels == {}
 
 
 async def test_queue_data_in_order_bounded_by_depth(rt: Runtime) -> None:

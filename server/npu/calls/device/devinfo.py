@@ -3,7 +3,11 @@ core limits a process sets per device. The numbers are the SoC's of `proto.ident
 
 from __future__ import annotations
 
+import hashlib
+import os
+
 from proto.constants import (
+    aclDeviceInfo,
     aclrtDevAttr,
     aclrtDevFeatureType,
     aclrtDeviceStatus,
@@ -12,6 +16,7 @@ from proto.constants import (
 )
 from proto.enumtext import not_member
 from proto.errors import (
+    ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_RT_DEV_SETUP_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_PARAM_INVALID,
@@ -46,7 +51,36 @@ CORES = {
 }
 
 
+# aclGetDeviceCapability: the SoC's platform numbers by aclDeviceInfo (ai_core_cnt, vector_core_cnt, l2_size)
+CAPABILITIES = {
+    aclDeviceInfo.ACL_DEVICE_INFO_AI_CORE_NUM: AICORE_CORES,
+    aclDeviceInfo.ACL_DEVICE_INFO_VECTOR_CORE_NUM: VECTOR_CORES,
+    aclDeviceInfo.ACL_DEVICE_INFO_L2_SIZE: L2_CACHE_BYTES,
+}
+
+
 class DeviceInfoCalls(Area):
+    @acl_call
+    def aclrtDeviceGetUuid(self, device_id: int) -> bytes:
+        """16 bytes naming the device for the daemon's life: the same for every process of this daemon."""
+        device = self.machine.device(device_id)
+        return hashlib.blake2b(
+            f"vnpu {os.getpid()} {id(self.machine)} {device.index}".encode(), digest_size=16
+        ).digest()
+
+    @acl_call
+    def aclGetDeviceCapability(self, device_id: int, device_info: int) -> int:
+        """The ACL layer's form of three platform numbers: the device id is only checked against the count, an
+        unknown aclDeviceInfo is 100000 (as the runtime answers both)."""
+        count = len(self.machine.devices)
+        if not 0 <= device_id < count:
+            raise AclError(ACL_ERROR_INVALID_PARAM, f"deviceId {device_id} is not below the device count {count}")
+        found = CAPABILITIES.get(device_info)  # type: ignore[call-overload]
+        if found is None:
+            taken = not_member("deviceInfo", device_info, aclDeviceInfo, {int(i) for i in CAPABILITIES})
+            raise AclError(ACL_ERROR_INVALID_PARAM, taken)
+        return int(found)
+
     @acl_call
     def aclrtGetDeviceInfo(self, device_id: int, attr: int) -> int:
         device = self.machine.device(device_id)

@@ -33,6 +33,7 @@ from server.npu.memory.hostmem import HostBuffer
 from server.npu.memory.hostreg import VALID_FLAGS, Registration
 from server.npu.memory.vmem import VirtualSpace, Window
 from server.npu.process.memory import unregister
+from server.npu.process.memory_tables import host_cost
 
 
 class HostRegistrationCalls(Area):
@@ -107,17 +108,17 @@ class HostRegistrationCalls(Area):
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 f"cannot allocate {size} bytes of managed memory: the shared memory (/dev/shm) has {available} free",
             )
-        self.ctx.memory.charge(size)
+        self.ctx.memory.charge(host_cost(size))
         try:
             buffer = self.machine.host.malloc(size)
         except (OSError, OverflowError) as error:
-            self.ctx.memory.used -= size
+            self.ctx.memory.used -= host_cost(size)
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes: {error}") from None
         try:
             window = self._open(device.virtual, buffer.array, "managed memory", buffer)
         except AclError:
             self.machine.host.free(buffer.ptr)
-            self.ctx.memory.used -= size
+            self.ctx.memory.used -= host_cost(size)
             raise
         self.ctx.memory.windows[window.va] = window
         return window.va

@@ -28,6 +28,7 @@ from server.npu.memory.arena import MemoryFault
 from server.npu.memory.copykind import DEVICE, HOST, PAGEABLE, check_acl_kind, copy_kind
 from server.npu.memory.vmem import Window
 from server.npu.process.memory import free_device, free_managed, malloc_device, unregister_buffer
+from server.npu.process.memory_tables import host_cost
 from server.npu.tasks.memory import MemcpyTask, MemsetTask
 
 Pointer = Union[int, None, bytes, bytearray, memoryview, np.ndarray]  # noqa: UP007 - a runtime alias
@@ -41,11 +42,20 @@ class MemoryCalls(Area):
     @acl_call
     def aclrtMalloc(self, size: int, policy: int) -> int:
         """Device memory: 64-byte aligned, uninitialised, no synchronisation."""
+        return self._malloc(size, policy, padding=True)
+
+    @acl_call
+    def aclrtMallocAlign32(self, size: int, policy: int) -> int:
+        """aclrtMalloc without the runtime's 32 padding bytes: the size rounded up to 32 only (torch_npu's caching
+        allocator takes its blocks this way)."""
+        return self._malloc(size, policy, padding=False)
+
+    def _malloc(self, size: int, policy: int, padding: bool) -> int:
         require(size > 0, f"size must be > 0, got {size}")
         if (policy & 0xFF) not in _POLICY_BASES or policy & ~(0xFF | _POLICY_BITS):
             taken = not_member("policy", policy, aclrtMemMallocPolicy, _POLICY_BASES, bits=True)
             raise AclError(ACL_ERROR_INVALID_PARAM, f"{taken}, optionally | {_POLICY_OR}")
-        return malloc_device(self.ctx, size, policy)
+        return malloc_device(self.ctx, size, policy, padding)
 
     @acl_call
     def aclrtFree(self, dev_ptr: int | None) -> None:
@@ -67,11 +77,11 @@ class MemoryCalls(Area):
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 f"cannot pin {size} bytes of host memory: the shared memory (/dev/shm) has {available} bytes free",
             )
-        self.ctx.memory.charge(size)
+        self.ctx.memory.charge(host_cost(size))
         try:
             ptr = self.machine.host.malloc(size).ptr
         except (OSError, OverflowError) as error:
-            self.ctx.memory.used -= size
+            self.ctx.memory.used -= host_cost(size)
             raise AclError(
                 ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes of host memory: {error}"
             ) from None
@@ -96,7 +106,7 @@ class MemoryCalls(Area):
         assert buffer is not None
         unregister_buffer(self.ctx, buffer)
         size = self.machine.host.free(host_ptr).size
-        self.ctx.memory.used -= size
+        self.ctx.memory.used -= host_cost(size)
         self.ctx.memory.host_buffers.discard(host_ptr)
         self.ctx.memory.forget(host_ptr, size, "aclrtFreeHost")
 

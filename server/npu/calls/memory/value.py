@@ -4,19 +4,18 @@ stream's value write, a copy, a kernel, the host."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from proto.errors import ACL_ERROR_RT_PARAM_INVALID
 from server.npu.area import Area, acl_call, require
 from server.npu.tasks.value import CONDITIONS, ValueWaitTask, ValueWriteTask
-
-if TYPE_CHECKING:
-    pass
 
 
 class ValueCalls(Area):
     @acl_call
     def aclrtValueWrite(self, dev_addr: int | None, value: int, flag: int, stream: int | None) -> None:
+        """The runtime's order (rtsValueWrite, then ApiErrorDecorator::MemWriteValue): devAddr NULL (100000), the
+        stream's handle (107017), the flag, the address."""
+        require(bool(dev_addr), "devAddr is NULL")
+        self.ctx.any_stream(stream)
         require(flag == 0, f"flag must be 0, got {flag}", ACL_ERROR_RT_PARAM_INVALID)
         on = self.ctx.stream(stream)
         ptr = self._word_address(dev_addr)
@@ -24,6 +23,9 @@ class ValueCalls(Area):
 
     @acl_call
     def aclrtValueWait(self, dev_addr: int | None, value: int, flag: int, stream: int | None) -> None:
+        """In the order of aclrtValueWrite (rtsValueWait, then ApiErrorDecorator::MemWaitValue)."""
+        require(bool(dev_addr), "devAddr is NULL")
+        self.ctx.any_stream(stream)
         require(
             flag in CONDITIONS,
             f"flag {flag} is not an ACL_STREAM_WAIT_VALUE_* condition (GEQ 0, EQ 1, AND 2, NOR 3)",

@@ -144,15 +144,15 @@ class VirtualMemoryCalls(Area):
         device = self._device_index_checked(prop.location.id)
         arena = self.machine.devices[device].arena
         require(arena.fd >= 0, "virtual memory needs Linux (memfd_create)", ACL_ERROR_RT_FEATURE_NOT_SUPPORT)
-        self.ctx.memory.charge(size)
+        released = self.ctx.memory.hold(size)  # charged until the block goes back: freed, unmapped everywhere
         page = 4096
         try:
             block = arena.malloc(size + page, 0)
         except OutOfSpace as full:
-            self.ctx.memory.used -= size
+            released()
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device} is out of memory: {full}") from None
         offset = -(-(block.ptr - arena.base) // page) * page
-        physical = PhysicalMemory(self.machine.new_handle(), arena, device, size, block, offset)
+        physical = PhysicalMemory(self.machine.new_handle(), arena, device, size, block, offset, released=released)
         self.ctx.memory.physicals[physical.handle] = physical
         self.ctx.memory.owned_physicals.add(physical.handle)
         return physical.handle

@@ -22,6 +22,7 @@ from proto.errors import (
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_MODEL_CONTEXT,
+    ACL_ERROR_RT_MODEL_EXECUTE,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_CAPTURED,
     ACL_ERROR_RT_STREAM_CONTEXT,
@@ -120,11 +121,23 @@ class BuildCalls(Area):
 
     @acl_call
     def aclmdlRIBuildEnd(self, model: int | None, reserve: int | None) -> None:
-        """Marks the model loaded (executable); calling it again changes nothing."""
+        """Marks the model loaded (executable); calling it again changes nothing. As the runtime's
+        Model::LoadCompleteByStreamPrep: a model with no bound stream is 107005, one with no end task 507011."""
         require(bool(model), "modelRI is NULL")
         require(not reserve, f"reserve must be NULL, got {reserve or 0:#x}")
         build = self._build_model(self.ctx.model(model), "aclmdlRIBuildEnd")
         self._same_model_context(build)
+        if not build.lanes:
+            raise AclError(
+                ACL_ERROR_RT_STREAM_MODEL,
+                f"{build} has no stream: bind one with aclmdlRIBindStream before aclmdlRIBuildEnd",
+            )
+        if build.end is None:
+            raise AclError(
+                ACL_ERROR_RT_MODEL_EXECUTE,
+                f"{build} has no end task: call aclmdlRIEndTask on the stream where its paths meet before "
+                "aclmdlRIBuildEnd",
+            )
         build.loaded = True
 
     @acl_call

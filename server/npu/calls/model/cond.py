@@ -16,6 +16,7 @@ from proto.errors import (
     ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_MEMORY_ALLOCATION,
     ACL_ERROR_RT_MODEL_CAPTURED,
+    ACL_ERROR_RT_OVER_LIMIT,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_CAPTURED,
     ACL_ERROR_RT_STREAM_CONTEXT,
@@ -25,9 +26,10 @@ from proto.errors import (
 from server.npu.area import Area, acl_call, require
 from server.npu.core.caller import caller_thread
 from server.npu.memory.arena import OutOfSpace
+from server.npu.model import cond as conditions
 from server.npu.model.capture import Capture
 from server.npu.model.cond import IF, SWITCH, WHILE, CondHandle, CondTask
-from server.npu.model.model import ModelRI
+from server.npu.model.model import ModelRI, depth_of
 from server.npu.model.state import ModelKind, ModelStatus
 
 P = ACL_ERROR_RT_PARAM_INVALID
@@ -97,6 +99,13 @@ class CondCalls(Area):
         kind = aclmdlRICondTaskType(kind)
         if not (size in (1, 2) if kind is IF else size == 1 if kind is WHILE else size >= 1):
             raise AclError(P, f"params.size {size}: a {kind.name} task takes {_SIZES[kind]} sub-model(s)")
+        depth, bound = depth_of(capture.model) + 1, conditions.MAX_COND_DEPTH
+        if depth > bound:
+            raise AclError(
+                ACL_ERROR_RT_OVER_LIMIT,
+                f"the branches of this condition task would be sub-models {depth} deep below their root model: "
+                f"vnpu nests conditional models at most {bound} deep (MAX_COND_DEPTH)",
+            )
         branches = tuple(self._sub_model(capture.model) for _ in range(size))
         task = CondTask(cond, kind, branches)
         try:

@@ -50,7 +50,7 @@ class EditCalls(Area):
     @acl_call
     def aclmdlRIGetStreams(self, model: int | None, streams: bool, num_streams: int | None) -> tuple[list[int], int]:
         """(the streams, their count), most recently added first; `streams` False: NULL array, the count only."""
-        if model and model not in self.ctx.models:
+        if model and model not in self.ctx.models and model not in self.ctx.sub_models:
             raise AclError(ACL_ERROR_RT_INVALID_HANDLE, self.ctx.handles.not_a("model", model))
         require(num_streams is not None, "numStreams is NULL", BAD)
         target = self.ctx.model(model, BAD)

@@ -12,11 +12,12 @@ import asyncio
 from proto.errors import (
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_MODEL_CONTEXT,
+    ACL_ERROR_RT_OVER_LIMIT,
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
 from server.npu.area import Area, acl_call, require
-from server.npu.model.model import ModelRI
+from server.npu.model.model import MAX_NAME_BYTES, ModelRI
 
 ABORT_WAIT = 1.0  # seconds aclmdlRIAbort waits at most for the aborted replay to end (a kernel running finishes)
 
@@ -24,11 +25,19 @@ ABORT_WAIT = 1.0  # seconds aclmdlRIAbort waits at most for the aborted replay t
 class MiscModelCalls(Area):
     @acl_call
     def aclmdlRISetName(self, model: int | None, name: str | None) -> None:
-        """Any model, sub-models included; the whole string is kept (no length limit), the last call wins."""
+        """Any model, sub-models included; the last call wins. The runtime keeps any length; vnpu keeps names of
+        up to MAX_NAME_BYTES UTF-8 bytes (207012 beyond, the old name stays), so a program's names cannot grow
+        the daemon."""
         target = self.ctx.model(model)
         require(name is not None, "name is NULL")
         assert name is not None
         self._model_here(target)
+        size = len(name.encode(errors="surrogatepass"))
+        if size > MAX_NAME_BYTES:
+            raise AclError(
+                ACL_ERROR_RT_OVER_LIMIT,
+                f"the name is {size} bytes (UTF-8): vnpu keeps model names of at most {MAX_NAME_BYTES} bytes",
+            )
         target.name = name
 
     @acl_call

@@ -19,7 +19,6 @@ from proto.constants import (
     aclrtEventWaitStatus,
 )
 from proto.errors import (
-    ACL_ERROR_RT_EVENT_NOT_COMPLETE,
     ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
     ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
     ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL,
@@ -164,10 +163,14 @@ class EventCalls(Area):
         for which, ev in (("start", first), ("end", last)):
             if not ev.timed:
                 raise _invalid(f"{which} {ev} was created without ACL_EVENT_TIME_LINE, so it has no timestamp")
-            if ev.latest is None:
-                raise AclError(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, f"{which} {ev} was never recorded")
-            if not ev.latest.done:
-                raise AclError(ACL_ERROR_RT_EVENT_NOT_COMPLETE, f"the record of {which} {ev} has not run yet")
+            if ev.latest is None:  # the runtime's Event::ElapsedTime: RT_ERROR_EVENT_RECORDER_NULL
+                raise AclError(ACL_ERROR_RT_INTERNAL_ERROR, f"{which} {ev} was never recorded, so it has no timestamp")
+        for which, ev in (("start", first), ("end", last)):
+            assert ev.latest is not None
+            if not ev.latest.done:  # no timestamp yet: RT_ERROR_EVENT_TIMESTAMP_INVALID
+                raise AclError(
+                    ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, f"the record of {which} {ev} has not run yet: no timestamp"
+                )
         assert first.latest is not None and last.latest is not None
         elapsed = (last.latest.timestamp - first.latest.timestamp) * 1000.0
         if elapsed < 0:

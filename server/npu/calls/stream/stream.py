@@ -7,6 +7,7 @@ import asyncio
 
 from proto.constants import ACL_STREAM_PERSISTENT, aclrtStreamStatus
 from proto.errors import (
+    ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_MODEL,
     AclError,
@@ -120,8 +121,11 @@ class StreamCalls(Area):
 
     @acl_call
     def aclrtStreamAbort(self, stream: int | None) -> None:
-        """Drops the queued tasks; the running one gives up if it waits; a synchronize waiting on it says so."""
-        self.ctx.own_stream(stream).abort()
+        """Drops the queued tasks; the running one gives up if it waits; a synchronize waiting on it says so. A
+        stream bound to a Build model is 507000, after the context check (the runtime's Context::StreamAbort)."""
+        target = self.ctx.own_stream(stream)
+        streams.refuse_bound(self.ctx, target, ACL_ERROR_RT_INTERNAL_ERROR, "aclrtStreamAbort")
+        target.abort()
 
     @acl_call
     def aclrtStreamStop(self, stream: int | None) -> None:

@@ -9,7 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from server.npu.ops.math import compare, fill, pointwise, random, reduce, shape, sort
+from server.npu.ops.math import (
+    binary,
+    compare,
+    fill,
+    layout,
+    pointwise,
+    random,
+    reduce,
+    shape,
+    sort,
+    statistics,
+    unary,
+)
 
-MODULES = (compare, fill, pointwise, random, reduce, shape, sort)
+MODULES = (compare, fill, pointwise, random, reduce, shape, sort, unary, binary, layout, statistics)
 FUNCTIONS: dict[str, Callable[..., Any]] = {name: f for module in MODULES for name, f in module.FUNCTIONS.items()}

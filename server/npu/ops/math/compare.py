@@ -1,4 +1,5 @@
-"""Comparisons (hicann/ops-math math/equal, greater, less): EqScalar, GtScalar, LtScalar, EqTensor, GtTensor, LtTensor.
+"""Comparisons (hicann/ops-math math/equal, not_equal, greater, greater_equal, less, less_equal): Eq, Ne, Gt, Ge, Lt,
+Le, each against a scalar and a tensor.
 
 The operands are compared exactly as torch promotes them: a float operand (tensor or scalar) makes the
 comparison a float one, done in float64 (every fp16/bf16/fp32 value is exact there); integers and bools compare
@@ -73,4 +74,10 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "EqTensor": _tensor("eq_tensor", "EqTensor", np.equal),
     "GtTensor": _tensor("gt_tensor", "GtTensor", np.greater),
     "LtTensor": _tensor("lt_tensor", "LtTensor", np.less),
+    "NeScalar": _scalar("ne_scalar", np.not_equal),
+    "GeScalar": _scalar("ge_scalar", np.greater_equal),
+    "LeScalar": _scalar("le_scalar", np.less_equal),
+    "NeTensor": _tensor("ne_tensor", "NeTensor", np.not_equal),
+    "GeTensor": _tensor("ge_tensor", "GeTensor", np.greater_equal),
+    "LeTensor": _tensor("le_tensor", "LeTensor", np.less_equal),
 }

@@ -41,19 +41,18 @@ def inplace_uniform(selfRef: Array, from_: float, to: float, seed: int, offset: 
 
 
 def sim_thread_exponential(
-    selfRef: Array, count: int, lambda_: float, seed: int, offset: int, workspace: Array | None
+    selfRef: Array, count: int, lambd: float, seed: int, offset: int, workspace: Array | None
 ) -> None:
-    """selfRef = -ln(1 - u) / lambda with u uniform in [0, 1) (exponential samples with rate lambda; the C
-    argument `lambda` is a Python keyword: the kernel takes it as `lambda_`).
+    """selfRef = -ln(1 - u) / lambd with u uniform in [0, 1) (exponential samples with rate lambd).
 
     Constraints (random/sim_thread_exponential/docs/aclnnSimThreadExponential.md): selfRef FLOAT16/BFLOAT16/FLOAT,
-    ≤ 8-D; lambda > 0; count the number of values to generate (vnpu fills the first min(count, size) elements in
+    ≤ 8-D; lambd > 0; count the number of values to generate (vnpu fills the first min(count, size) elements in
     flat order, the rest untouched).
     """
-    if not lambda_ > 0:
-        raise invalid("SimThreadExponential", "lambda", f"is {lambda_}; it must be positive")
+    if not lambd > 0:
+        raise invalid("SimThreadExponential", "lambd", f"is {lambd}; it must be positive")
     n = min(max(int(count), 0), selfRef.size)
-    samples = -np.log1p(-generator(seed, offset).random(n)) / lambda_
+    samples = -np.log1p(-generator(seed, offset).random(n)) / lambd
     flat = selfRef.reshape(-1) if selfRef.flags.c_contiguous else None
     if flat is not None:
         store(flat[:n], samples)

@@ -10,7 +10,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from server.npu.ops.nn import activation, index_read, index_update, matmul, norm, quant, quant_matmul, sampling
+from server.npu.ops.nn import (
+    activation,
+    activation_params,
+    index_read,
+    index_update,
+    matmul,
+    norm,
+    quant,
+    quant_matmul,
+    sampling,
+    scatter,
+)
 
-MODULES = (activation, index_read, index_update, matmul, norm, quant, quant_matmul, sampling)
+MODULES = (
+    activation,
+    activation_params,
+    index_read,
+    index_update,
+    matmul,
+    norm,
+    quant,
+    quant_matmul,
+    sampling,
+    scatter,
+)
 FUNCTIONS: dict[str, Callable[..., Any]] = {name: f for module in MODULES for name, f in module.FUNCTIONS.items()}

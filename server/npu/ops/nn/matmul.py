@@ -1,4 +1,4 @@
-"""Matrix products on the cube unit (hicann/ops-nn matmul/): Mm, Addmm, BatchMatMul.
+"""Matrix products on the cube unit (hicann/ops-nn matmul/): Mm, Addmm, BatchMatMul, Baddbmm, Mv.
 
 Operands are widened to float32 (float64 stays float64) and multiplied with float32 accumulation, the result
 rounded once into out. cubeMathType (0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32) follows
@@ -77,4 +77,40 @@ def batch_mat_mul(self: Array, mat2: Array, out: Array, cubeMathType: int, works
     store(out, np.matmul(operand(self, cubeMathType), operand(mat2, cubeMathType)))
 
 
-FUNCTIONS: dict[str, Callable[..., None]] = {"Mm": mm, "Addmm": addmm, "BatchMatMul": batch_mat_mul}
+def baddbmm(
+    self: Array, batch1: Array, batch2: Array, beta: Any, alpha: Any, out: Array, cubeMathType: int,
+    workspace: Array | None,
+) -> None:  # fmt: skip
+    """out = beta · self + alpha · (batch1 @ batch2), self broadcast to [B, m, n] (torch.baddbmm).
+
+    Constraints (matmul/batch_mat_mul_v3 op_api/aclnn_baddbmm.h): batch1 [B, m, k], batch2 [B, k, n] of FLOAT/
+    FLOAT16/BFLOAT16; self broadcastable to [B, m, n]; out [B, m, n]; with beta = 0 self is ignored.
+    """
+    _check_mode("Baddbmm", cubeMathType)
+    if batch1.ndim != 3 or batch2.ndim != 3 or batch1.shape[2] != batch2.shape[1]:
+        raise invalid("Baddbmm", "batch2", f"shape {batch2.shape} does not multiply batch1 {batch1.shape}")
+    product = np.matmul(operand(batch1, cubeMathType), operand(batch2, cubeMathType))
+    result = product * product.dtype.type(alpha)
+    if beta != 0:
+        result = result + wide(self) * product.dtype.type(beta)
+    store(out, np.broadcast_to(result, out.shape))
+
+
+def mv(self: Array, vec: Array, out: Array, cubeMathType: int, workspace: Array | None) -> None:
+    """out = self @ vec for 2-D self [m, n] and 1-D vec [n] (torch.mv).
+
+    Constraints (matmul/mat_mul_v3 op_api/aclnn_mv.h): FLOAT/FLOAT16/BFLOAT16; n equal; out [m]; cubeMathType 0-3.
+    """
+    _check_mode("Mv", cubeMathType)
+    if self.ndim != 2 or vec.ndim != 1 or self.shape[1] != vec.shape[0]:
+        raise invalid("Mv", "vec", f"shape {vec.shape} does not multiply self {self.shape}")
+    store(out, np.matmul(operand(self, cubeMathType), operand(vec, cubeMathType)))
+
+
+FUNCTIONS: dict[str, Callable[..., None]] = {
+    "Mm": mm,
+    "Addmm": addmm,
+    "BatchMatMul": batch_mat_mul,
+    "Baddbmm": baddbmm,
+    "Mv": mv,
+}

@@ -1,4 +1,4 @@
-"""Normalization kernels (hicann/ops-nn norm/): RmsNorm, AddRmsNorm, LayerNorm, LayerNormWithImplMode.
+"""Normalization kernels (hicann/ops-nn norm/): RmsNorm, AddRmsNorm, LayerNorm, LayerNormWithImplMode, GroupNorm.
 
 All statistics are computed in float32 (float64 for float64 input) over the trailing normalized axes and every
 output is rounded once: y = x · rstd · gamma is not rounded between its factors, and AddRmsNorm normalizes the
@@ -125,7 +125,37 @@ def layer_norm_with_impl_mode(
     )  # fmt: skip
 
 
+def group_norm(
+    self: Array, gamma: Array | None, beta: Array | None, N: int, C: int, HxW: int, group: int, eps: float,  # noqa: N803
+    out: Array, meanOut: Array | None, rstdOut: Array | None, workspace: Array | None,  # noqa: N803
+) -> None:  # fmt: skip
+    """out = (x - E[x]) / sqrt(Var[x] + eps) · gamma[c] + beta[c], the statistics over each of `group` channel
+    groups of each sample; meanOut, rstdOut [N, group].
+
+    Constraints (norm/group_norm/docs/aclnnGroupNorm.md): self FLOAT32/FLOAT16/BFLOAT16 [N, C, ...] with
+    HxW the product of the rest; group > 0 dividing C; gamma and beta (C) or null; out self's shape and dtype;
+    meanOut/rstdOut self's dtype [N, group].
+    """
+    op = "GroupNorm"
+    if group <= 0 or C % group or self.shape[:2] != (N, C) or self.size != N * C * HxW:
+        raise invalid(op, "group", f"is {group}; it must divide C = {C} of self {self.shape} (N {N}, HxW {HxW})")
+    x = wide(self).reshape(N, group, -1)
+    dtype = accumulator(x.dtype)
+    mean = np.mean(x, axis=2, keepdims=True, dtype=dtype)
+    rstd = 1.0 / np.sqrt(np.mean(np.square(x - mean), axis=2, keepdims=True, dtype=dtype) + dtype.type(eps))
+    y = ((x - mean) * rstd).reshape(N, C, -1)
+    if gamma is not None:
+        y = y * wide(gamma).reshape(1, C, 1)
+    if beta is not None:
+        y = y + wide(beta).reshape(1, C, 1)
+    store(out, y.reshape(out.shape))
+    for target, values in ((meanOut, mean), (rstdOut, rstd)):
+        if target is not None:
+            store(target, values.reshape(target.shape))
+
+
 FUNCTIONS: dict[str, Callable[..., None]] = {
+    "GroupNorm": group_norm,
     "RmsNorm": rms_norm,
     "AddRmsNorm": add_rms_norm,
     "LayerNorm": layer_norm,

@@ -66,6 +66,22 @@ def sparse(mode: int, pre: int, nxt: int, rows: int, cols: int, masked: bool) ->
     raise ValueError(f"sparseMode {mode}")
 
 
+FEW_ROWS: Final = 64
+"""Up to this many query rows per KV head (a decode step's), the products are einsums: numpy's stacked matmul is
+slow for a few rows (and leaves BLAS with a transposed operand), and einsum's single thread does not contend with
+BLAS threads for the cores. Past it (prefill), BLAS matmuls."""
+
+
+def _qk(grouped: np.ndarray, k: np.ndarray, few: bool) -> np.ndarray:
+    """[G, M, D] @ [G, T, D]ᵀ -> [G, M, T]."""
+    product: np.ndarray
+    if few:
+        product = np.einsum("gnd,gtd->gnt", grouped, k)
+    else:
+        product = np.matmul(grouped, np.ascontiguousarray(k.transpose(0, 2, 1)))
+    return product
+
+
 def attend(
     q: np.ndarray,
     k: np.ndarray,
@@ -89,9 +105,12 @@ def attend(
         empty = np.zeros((heads, rows), FLOAT32)
         inf = np.full((heads, rows), np.inf, FLOAT32)
         return Result(np.zeros((heads, rows, dv), FLOAT32), inf, np.full_like(inf, -np.inf), empty)
+    # contiguous float32 operands: a strided one (a paged cache's gathered blocks) sends numpy's matmul off BLAS
+    k, v = (np.ascontiguousarray(x, FLOAT32) for x in (k, v))
     with np.errstate(all="ignore"):
-        grouped = q.astype(FLOAT32, copy=False).reshape(kv_heads, group * rows, depth)
-        scores = np.matmul(grouped, k.astype(FLOAT32, copy=False).transpose(0, 2, 1)).reshape(heads, rows, cols)
+        grouped = np.ascontiguousarray(q, FLOAT32).reshape(kv_heads, group * rows, depth)
+        few = group * rows <= FEW_ROWS
+        scores = _qk(grouped, k, few).reshape(heads, rows, cols)
         scores *= np.float32(scale)
         if bias is not None:
             scores += bias
@@ -107,7 +126,8 @@ def attend(
         row_sum = probs.sum(axis=-1, dtype=FLOAT32)
         if sink_logits is not None:
             row_sum = row_sum + np.exp(sink_logits - shift)
-        weighted = np.matmul(probs.reshape(kv_heads, group * rows, cols), v.astype(FLOAT32, copy=False))
+        flat = probs.reshape(kv_heads, group * rows, cols)
+        weighted = np.einsum("gnt,gtd->gnd", flat, v) if few else np.matmul(flat, v)
         weighted = weighted.reshape(heads, rows, dv)
         live = row_sum > 0
         out = np.where(live[..., None], weighted / np.where(live, row_sum, 1)[..., None], np.float32(0))

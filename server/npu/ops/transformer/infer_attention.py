@@ -185,8 +185,8 @@ def _prefix_of(call: InferCall, layout: lay.Layout, keys: Keys) -> _Prefix:
 def _dequantized(
     call: InferCall, keys: Keys, k: np.ndarray, v: np.ndarray, b: int, positions: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    if not keys.quantized:
-        return k.astype(np.float32), v.astype(np.float32)
+    if not keys.quantized:  # contiguous float32 in one pass from a gathered, transposed view
+        return np.ascontiguousarray(k, np.float32), np.ascontiguousarray(v, np.float32)
     if call.key_dequant is None or call.value_dequant is None:
         raise invalid(call.op, "keyAntiquantScaleOptional", "quantized keys/values need antiquant scales")
     return call.key_dequant.apply(k, b, positions), call.value_dequant.apply(v, b, positions)

@@ -7,6 +7,7 @@ import asyncio
 from proto.constants import ACL_NOTIFY_DEFAULT, ACL_NOTIFY_DEVICE_USE_ONLY, aclrtStreamStatus
 from proto.errors import (
     ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_RT_INVALID_HANDLE,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_ERROR_RT_STREAM_CONTEXT,
     ACL_ERROR_RT_WAIT_TIMEOUT,
@@ -62,8 +63,8 @@ async def test_ids_and_bad_input(rt: Runtime) -> None:
     fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtCreateNotify, 2)
     fails(ACL_ERROR_INVALID_PARAM, rt.aclrtRecordNotify, 0, 0)
     rt.aclrtDestroyNotify(a)
-    fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtRecordNotify, a, 0)
-    fails(ACL_ERROR_RT_PARAM_INVALID, rt.aclrtDestroyNotify, a)
+    fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtRecordNotify, a, 0)  # the runtime validates the handle first
+    fails(ACL_ERROR_RT_INVALID_HANDLE, rt.aclrtDestroyNotify, a)
     rt.aclrtSetDevice(1)
     other = rt.aclrtCreateStream()
     fails(ACL_ERROR_RT_STREAM_CONTEXT, rt.aclrtRecordNotify, b, other)

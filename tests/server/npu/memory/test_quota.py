@@ -4,6 +4,9 @@ tenant goes on, and every count comes back on each destroy path (destroy, reset,
 
 from __future__ import annotations
 
+import gc
+import mmap
+import tracemalloc
 from collections.abc import AsyncIterator
 
 import pytest
@@ -75,7 +78,8 @@ async def test_each_quota_answers_its_resource_code_and_the_other_tenant_goes_on
     too_much = message("bytes of memory", 40 * KiB, MEMORY, "B", f"{24 * KiB + 1} more do not fit")
     refused(ACL_ERROR_RT_MEMORY_ALLOCATION, too_much, a2.aclrtMalloc, 24 * KiB + 1, 0)
     a2.aclrtMallocHost(24 * KiB)  # pinned memory counts too: exactly up to the quota
-    refused(ACL_ERROR_RT_MEMORY_ALLOCATION, message("bytes of memory", MEMORY, MEMORY, "B"), a1.aclrtMalloc, 1, 0)
+    full = message("bytes of memory", MEMORY, MEMORY, "B", "512 more do not fit")  # a small block is charged 512
+    refused(ACL_ERROR_RT_MEMORY_ALLOCATION, full, a1.aclrtMalloc, 1, 0)
     models = []
     for _ in range(MODELS):
         a1.aclmdlRICaptureBegin(streams[0], RELAXED)
@@ -119,10 +123,10 @@ async def test_reset_and_context_end_give_every_count_back(machine: Machine) -> 
     rt.aclrtSetDevice(0)
     context_handle = rt.aclrtCreateContext(0)  # a created ACL context's default stream is the tenant's too
     rt.aclrtCreateStream()  # in the created context, now current
-    rt.aclrtMallocHost(KiB)
-    assert alice.used() == {"stream": 3, "event": 0, "model": 0, "memory": KiB}
+    rt.aclrtMallocHost(4 * KiB)  # a whole page: what a pinned buffer is charged at least
+    assert alice.used() == {"stream": 3, "event": 0, "model": 0, "memory": 4 * KiB}
     await rt.aclrtDestroyContext(context_handle)  # with its default stream and the one created in it
-    assert alice.used() == {"stream": 1, "event": 0, "model": 0, "memory": KiB}
+    assert alice.used() == {"stream": 1, "event": 0, "model": 0, "memory": 4 * KiB}
     await rt.release_all()
     assert alice.used() == {"stream": 0, "event": 0, "model": 0, "memory": 0}
 
@@ -136,3 +140,39 @@ async def test_without_a_quota_only_the_device_limits_apply(machine: Machine) ->
     assert info.value.message == f"no stream resource left: all {2 * STREAMS} are in use on this device"
     assert len(streams) == 2 * STREAMS - 1
     await rt.release_all()
+
+
+# --- small allocations are charged what they cost (issue 39, 9) ------------------------------------------------
+
+
+async def test_a_small_allocation_is_charged_more_than_its_bookkeeping_costs(machine: Machine) -> None:
+    """aclrtMalloc(1) was charged 1 byte but held ~250 bytes of the daemon's memory, so a memory quota did not
+    bound the daemon (4 GiB -> ~18 GiB of RSS)."""
+    rt = Runtime(machine, memory_quota=256 * KiB)
+    rt.aclInit()
+    rt.aclrtSetDevice(0)
+    rt.aclrtMalloc(1, 0)  # warm up the tables
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        ptrs = [rt.aclrtMalloc(1, 0) for _ in range(200)]
+        gc.collect()
+        cost = (tracemalloc.get_traced_memory()[0] - before) / len(ptrs)
+    finally:
+        tracemalloc.stop()
+    charge = rt.ctx.memory.used / (len(ptrs) + 1)
+    assert charge >= 1.5 * cost, (charge, cost)  # the quota bounds the daemon's own memory, with room to spare
+    with pytest.raises(AclError) as caught:
+        for _ in range(256 * KiB):
+            ptrs.append(rt.aclrtMalloc(1, 0))
+    assert caught.value.code == ACL_ERROR_RT_MEMORY_ALLOCATION
+    assert len(ptrs) < 256 * KiB // 256  # far fewer 1-byte blocks than bytes of quota
+    for _ in range(mmap.PAGESIZE // 512):
+        rt.aclrtFree(ptrs.pop())
+    assert rt.ctx.memory.used == (len(ptrs) + 1) * charge  # a free gives the same charge back
+    host = rt.aclrtMallocHost(1)
+    assert rt.ctx.memory.used == (len(ptrs) + 1) * charge + mmap.PAGESIZE  # a pinned buffer is at least a page
+    rt.aclrtFreeHost(host)
+    await rt.release_all()
+    assert rt.ctx.memory.used == 0

@@ -98,7 +98,7 @@ async def test_two_tenants_race_for_the_device(tmp_path: Path) -> None:
         for tenant in (0, 1):  # each tenant reached each of its quotas, so the refusals above were tested
             assert all(sum(r[kind] for r in refusals[tenant::2]) > 0 for kind in CODES.values()), refusals
         assert any(u["stream"] == 8 for u in seen) and max(u["memory"] for u in seen) == 6 * BLOCK
-        zero = {"stream": 0, "event": 0, "model": 0, "memory": 0, "context": 0, "session": 0}
+        zero = {"stream": 0, "event": 0, "model": 0, "memory": 0, "queue": 0, "context": 0, "session": 0}
         for _ in range(250):
             if all(q.used() == zero for q in registry.quotas.values()):
                 break

@@ -26,7 +26,7 @@ from tests.server.api.conftest import test_settings as make_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 ALICE, BOB = {"Authorization": "Bearer token-of-alice"}, {"Authorization": "Bearer token-of-bob"}
-ZERO = {"stream": 0, "event": 0, "model": 0, "memory": 0, "context": 0, "session": 0}
+ZERO = {"stream": 0, "event": 0, "model": 0, "memory": 0, "queue": 0, "context": 0, "session": 0}
 
 
 def tokens(tmp_path: Path, text: str = "alice token-of-alice\nbob token-of-bob\n") -> str:
@@ -148,7 +148,7 @@ async def test_a_killed_client_gives_its_tenant_counts_back(tmp_path: Path) -> N
         assert proc.stdout is not None
         assert (await asyncio.wait_for(proc.stdout.readline(), 20)).decode().strip() == "READY"
         quota = server.app.state.registry.quotas["alice"]
-        held = {"stream": 2, "event": 1, "model": 0, "memory": (1 << 20) + (1 << 16), "context": 1, "session": 1}
+        held = ZERO | {"stream": 2, "event": 1, "memory": (1 << 20) + (1 << 16), "context": 1, "session": 1}
         assert quota.used() == held
         proc.kill()
         assert await asyncio.wait_for(proc.wait(), 10) == -9

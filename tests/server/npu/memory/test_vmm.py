@@ -24,11 +24,13 @@ from proto.errors import (
     ACL_ERROR_RT_DEVICE_MEM_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_INVALID_DEVICEID,
+    ACL_ERROR_RT_MEMORY_ALLOCATION,
     ACL_ERROR_RT_PARAM_INVALID,
     AclError,
 )
 from server.npu import Machine, Runtime
 from server.npu.core.caller import calling_thread
+from server.npu.memory.quota import Quota, Share
 from server.npu.memory.vmem import GRANULARITY
 from tests.server.npu.core.test_stream_control import fails
 from tests.server.npu.devicekit import download, read_bytes, tensor_at, upload, upload_into
@@ -272,3 +274,44 @@ async def test_another_device_reaches_a_reservation_with_peer_memory(rt: Runtime
     rt.aclrtMemcpy(va, 128, src, 128, 3)
     np.testing.assert_array_equal(download(rt, va, (32,), np.float32), np.arange(32))
     assert rt.ctx.machine.devices[1].arena.free_bytes == before
+
+
+async def test_freed_physical_memory_is_charged_until_its_last_mapping_goes(machine: Machine) -> None:
+    """issue 39, 4: aclrtFreePhysical right after aclrtMapMem (the usual idiom) gave the bytes back to the quotas
+    while the memory stayed held, so one tenant took the whole device past its share."""
+    quota = Quota("evil", {"memory": Share("bytes of memory", 8 * G, ACL_ERROR_RT_MEMORY_ALLOCATION, "Q")})
+    quota.shares |= {k: Share(k, 64, ACL_ERROR_RT_MEMORY_ALLOCATION, "X") for k in ("stream", "event", "model")}
+    evil = Runtime(machine, memory_quota=6 * G, quota=quota)
+    evil.aclInit()
+    evil.aclrtSetDevice(0)
+    vas = []
+    for n in range(6):
+        va = evil.aclrtReserveMemAddress(G, 0, None, 0)
+        handle = evil.aclrtMallocPhysical(G, PROP, 0)
+        evil.aclrtMapMem(va, G, 0, handle, 0)
+        evil.aclrtFreePhysical(handle)  # still mapped: still held, still charged
+        vas.append(va)
+        assert evil.ctx.memory.used == quota.shares["memory"].used == (n + 1) * G
+    error = fails(ACL_ERROR_RT_MEMORY_ALLOCATION, evil.aclrtMallocPhysical, G, PROP, 0)
+    assert "memory quota" in error.message
+    evil.aclrtUnmapMem(vas[0])  # the last mapping of a freed block: now it goes
+    assert evil.ctx.memory.used == 5 * G
+    evil.aclrtMapMem(vas[0], G, 0, evil.aclrtMallocPhysical(G, PROP, 0), 0)
+    await evil.release_all()
+    assert evil.ctx.memory.used == 0 == quota.shares["memory"].used
+
+
+async def test_an_exported_block_stays_charged_while_an_importer_maps_it(rt: Runtime, other: Runtime) -> None:
+    handle = rt.aclrtMallocPhysical(G, PROP, 0)
+    shareable = rt.aclrtMemExportToShareableHandle(handle, 0, ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+    with calling_thread(IMPORTER):
+        imported = other.aclrtMemImportFromShareableHandle(shareable, 0)
+        va = other.aclrtReserveMemAddress(G, 0, None, 0)
+        other.aclrtMapMem(va, G, 0, imported, 0)
+    rt.aclrtFreePhysical(handle)
+    assert rt.ctx.memory.used == G  # the importer still maps it: the exporter's charge stays
+    with calling_thread(IMPORTER):
+        other.aclrtFreePhysical(imported)
+        assert rt.ctx.memory.used == G
+        other.aclrtUnmapMem(va)
+    assert rt.ctx.memory.used == 0

@@ -25,6 +25,7 @@ from proto.errors import (
 from proto.labels import LABEL_INFO_SIZE, MAX_LABELS
 from server.npu import Runtime
 from server.npu.model.labels import LabelSetTask, SwitchLabelTask
+from server.npu.process.memory_tables import device_cost
 from tests.server.npu.devicekit import Vec, counter_add, download, read_bytes, upload, upload_into
 
 HEAD, DEFAULT = ACL_MODEL_STREAM_FLAG_HEAD, ACL_MODEL_STREAM_FLAG_DEFAULT
@@ -324,7 +325,10 @@ async def test_create_label_list_checks_in_the_runtimes_order(kit: Kit) -> None:
     assert "labels[1]" in error.message and rt.ctx.memory.used == used and rt.ctx.label_lists == {}
     fails(ACL_ERROR_RT_INTERNAL_ERROR, rt.aclrtCreateLabelList, [a], 1)
     ok = rt.aclrtCreateLabelList([b], 1)
-    assert rt.ctx.memory.used == used + LABEL_INFO_SIZE and read_bytes(rt, ok, LABEL_INFO_SIZE) == b"\xff" * 16
+    assert (
+        rt.ctx.memory.used == used + device_cost(LABEL_INFO_SIZE)
+        and read_bytes(rt, ok, LABEL_INFO_SIZE) == b"\xff" * 16
+    )
     rt.aclrtFree(ok)  # a list is device memory: aclrtFree frees it too
     assert rt.ctx.memory.used == used
 

@@ -201,4 +201,4 @@ def test_fills_and_random() -> None:
     samples = np.full(4000, -1, np.float32)
     random.sim_thread_exponential(samples, 3000, 2.0, 7, 0, None)
     assert (samples[3000:] == -1).all() and samples[:3000].min() >= 0 and abs(samples[:3000].mean() - 0.5) < 0.05
-    expect_invalid("lambda", random.sim_thread_exponential, samples, 10, 0.0, 7, 0, None)
+    expect_invalid("lambd", random.sim_thread_exponential, samples, 10, 0.0, 7, 0, None)

@@ -1,0 +1,192 @@
+"""Float64 references of ops-nn's activations, norms, matmuls and index operators (see references.py for the
+convention: a launch's arguments by C name in, the written tensors by name out)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+Args = dict[str, Any]
+Reference = Callable[[Args], dict[str, np.ndarray]]
+REFERENCES: dict[str, Reference] = {}
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772, 1.0507009873554805
+
+
+def f64(value: Any) -> np.ndarray:
+    return np.asarray(value, np.float64)
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def softplus(x: np.ndarray) -> np.ndarray:
+    return np.logaddexp(0.0, x)
+
+
+def activation(name: str, function: Callable[[np.ndarray, Args], np.ndarray], source: str = "self") -> None:
+    def compute(args: Args) -> dict[str, np.ndarray]:
+        out = next(n for n in ("out", "y") if n in args)
+        with np.errstate(all="ignore"):
+            return {out: function(f64(args[source]), args)}
+
+    REFERENCES[name] = compute
+
+
+activation("Celu", lambda x, a: np.maximum(x, 0) + np.minimum(0, float(a["alpha"]) * np.expm1(x / float(a["alpha"]))))
+activation(
+    "Elu",
+    lambda x, a: float(a["scale"]) * np.where(x > 0, x, float(a["alpha"]) * np.expm1(x * float(a["inputScale"]))),
+)
+activation(
+    "GeluV2",
+    lambda x, a: (
+        0.5 * x * (1 + _ERF(x / math.sqrt(2)))
+        if int(a["approximate"]) == 0
+        else 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    ),
+    source="x",
+)
+activation("Hardshrink", lambda x, a: np.where(np.abs(x) > float(a["lambd"]), x, 0.0))
+activation("Softshrink", lambda x, a: np.sign(x) * np.maximum(np.abs(x) - float(a["lambd"]), 0.0))
+activation("Hardsigmoid", lambda x, a: np.clip(x / 6 + 0.5, 0, 1))
+activation("Hardswish", lambda x, a: x * np.clip(x + 3, 0, 6) / 6)
+activation("Hardtanh", lambda x, a: np.clip(x, float(a["clipValueMin"]), float(a["clipValueMax"])))
+activation("LeakyRelu", lambda x, a: np.where(x > 0, x, float(a["negativeSlope"]) * x))
+activation("Mish", lambda x, a: x * np.tanh(softplus(x)))
+activation("Selu", lambda x, a: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x)))
+activation(
+    "Softplus",
+    lambda x, a: np.where(
+        x * float(a["beta"]) > float(a["threshold"]), x, softplus(float(a["beta"]) * x) / float(a["beta"])
+    ),
+)
+activation("Swish", lambda x, a: x * sigmoid(float(a.get("betaOptional") or 1.0) * x))
+
+
+def _halves(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    first, second = np.split(x, 2, axis=dim)
+    return first, second
+
+
+REFERENCES["Glu"] = lambda a: {"out": (lambda p: p[0] * sigmoid(p[1]))(_halves(f64(a["self"]), int(a["dim"])))}
+REFERENCES["SwiGlu"] = lambda a: {"out": (lambda p: p[0] * sigmoid(p[0]) * p[1])(_halves(f64(a["x"]), int(a["dim"])))}
+
+
+def _prelu(args: Args) -> dict[str, np.ndarray]:
+    x, w = f64(args["self"]), f64(args["weight"]).ravel()
+    if w.size > 1 and x.ndim >= 2:
+        w = w.reshape((1, -1) + (1,) * (x.ndim - 2))
+    return {"out": np.where(x > 0, x, w * x)}
+
+
+REFERENCES["Prelu"] = _prelu
+
+
+def _add_rms_norm(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["x1"]) + f64(args["x2"])
+    gamma = f64(args["gamma"])
+    axes = tuple(range(x.ndim - gamma.ndim, x.ndim))
+    rstd = 1.0 / np.sqrt((x * x).mean(axis=axes, keepdims=True) + float(args["epsilon"]))
+    return {"yOut": x * rstd * gamma, "rstdOut": rstd, "xOut": x}
+
+
+REFERENCES["AddRmsNorm"] = _add_rms_norm
+
+
+def _layer_norm(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["input"])
+    axes = tuple(range(x.ndim - len(args["normalizedShape"]), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    rstd = 1.0 / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) + float(args["eps"]))
+    out = (x - mean) * rstd
+    if args.get("weightOptional") is not None:
+        out = out * f64(args["weightOptional"])
+    if args.get("biasOptional") is not None:
+        out = out + f64(args["biasOptional"])
+    return {"out": out, "meanOutOptional": mean, "rstdOutOptional": rstd}
+
+
+REFERENCES["LayerNorm"] = REFERENCES["LayerNormWithImplMode"] = _layer_norm
+
+
+def _group_norm(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["self"])
+    n, c, group = int(args["N"]), int(args["C"]), int(args["group"])
+    grouped = x.reshape(n, group, -1)
+    mean = grouped.mean(axis=2, keepdims=True)
+    rstd = 1.0 / np.sqrt(grouped.var(axis=2, keepdims=True) + float(args["eps"]))
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    out = ((grouped - mean) * rstd).reshape(x.shape)
+    if args.get("gamma") is not None:
+        out = out * f64(args["gamma"]).reshape(shape)
+    if args.get("beta") is not None:
+        out = out + f64(args["beta"]).reshape(shape)
+    return {"out": out, "meanOut": mean.reshape(n, group), "rstdOut": rstd.reshape(n, group)}
+
+
+REFERENCES["GroupNorm"] = _group_norm
+REFERENCES["Addmm"] = lambda a: {
+    "out": float(a["beta"]) * f64(a["self"]) + float(a["alpha"]) * (f64(a["mat1"]) @ f64(a["mat2"]))
+}
+REFERENCES["Baddbmm"] = lambda a: {
+    "out": float(a["beta"]) * f64(a["self"]) + float(a["alpha"]) * np.matmul(f64(a["batch1"]), f64(a["batch2"]))
+}
+REFERENCES["Dot"] = lambda a: {"out": np.asarray(np.dot(f64(a["self"]), f64(a["tensor"])))}
+REFERENCES["Mv"] = lambda a: {"out": f64(a["self"]) @ f64(a["vec"])}
+
+
+def _ints(value: Any) -> np.ndarray:
+    return np.asarray(value).astype(np.int64)
+
+
+REFERENCES["Embedding"] = lambda a: {"out": f64(a["weight"])[_ints(a["indices"])]}
+REFERENCES["IndexSelect"] = lambda a: {"out": np.take(f64(a["self"]), _ints(a["index"]), axis=int(a["dim"]))}
+REFERENCES["Gather"] = lambda a: {"out": np.take_along_axis(f64(a["self"]), _ints(a["index"]), axis=int(a["dim"]))}
+
+
+def _index(args: Args) -> dict[str, np.ndarray]:
+    keys = tuple(np.asarray(i) if np.asarray(i).dtype == np.bool_ else _ints(i) for i in args["indices"])
+    return {"out": f64(args["self"])[keys]}
+
+
+REFERENCES["Index"] = _index
+
+
+def _along(x: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray, add: bool, scale: float = 1.0) -> np.ndarray:
+    """x with source's slices along `dim` put at (or added to) `index`."""
+    moved = np.moveaxis(x.copy(), dim, 0)
+    values = np.moveaxis(source, dim, 0) * scale
+    if add:
+        np.add.at(moved, index, values)
+    else:
+        moved[index] = values
+    return np.moveaxis(moved, 0, dim)
+
+
+REFERENCES["IndexAdd"] = lambda a: {
+    "out": _along(f64(a["self"]), int(a["dim"]), _ints(a["index"]), f64(a["source"]), True, float(a["alpha"]))
+}
+REFERENCES["IndexCopy"] = lambda a: {
+    "outRef": _along(f64(a["selfRef"]), int(a["dim"]), _ints(a["index"]), f64(a["source"]), False)
+}
+REFERENCES["InplaceIndexCopy"] = lambda a: {
+    "selfRef": _along(f64(a["selfRef"]), int(a["dim"]), _ints(a["index"]), f64(a["source"]), False)
+}
+
+
+def _scatter_add(args: Args) -> dict[str, np.ndarray]:
+    out, dim = f64(args["self"]).copy(), int(args["dim"])
+    index, src = _ints(args["index"]), f64(args["src"])
+    for position in np.ndindex(index.shape):
+        target = list(position)
+        target[dim] = index[position]
+        out[tuple(target)] += src[position]
+    return {"out": out}
+
+
+REFERENCES["ScatterAdd"] = _scatter_add
