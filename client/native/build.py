@@ -4,7 +4,8 @@
     lib64/libnnopbase.so   the aclnn host objects and phase 1 (src/hostobj.c); NEEDs libascendcl.so
     lib64/libopapi.so      every function of CANN's operator library, generated (`opgen`); NEEDs libnnopbase.so
                            and libascendcl.so; libopapi_math.so, ..., libaclnn_ops_infer.so, ... name it too
-    lib64/libhccl.so, libacl_op_compiler.so   generated from their headers; NEED libascendcl.so
+    lib64/libhccl.so       HCCL for one rank (src/hccl/); NEEDs libascendcl.so
+    lib64/libacl_op_compiler.so   the legacy compiler's options and refusals (src/opcompiler/); NEEDs libascendcl.so
     lib64/libge_runner.so, libgraph.so        empty: torch_npu links them and calls nothing in them
     lib64/libc_sec.so      the secure C functions (securec.h)
 
@@ -29,7 +30,7 @@ from client.capi import headers as _headers
 from client.capi import opheaders as _opheaders
 from client.capi import toolkit as _capi
 from client.capi.prototypes import PrototypeError, Table, read_table
-from client.native import codegen
+from client.native import codegen, legacygen
 from proto import operators as _operators
 from proto.identity import SOC_NAME
 
@@ -48,7 +49,7 @@ FLAGS = (
     "-Wall",
     "-Wno-unused-function",
 )
-LIBRARIES = ("ascendcl", "nnopbase", "opapi", "hccl", "acl_op_compiler")  # in order: each links those before it
+LIBRARIES = codegen.LIBRARIES  # in order: each links those before it
 LINKS: dict[str, list[str]] = {
     "ascendcl": [],
     "nnopbase": ["-lascendcl"],
@@ -121,7 +122,7 @@ def build(staging: Path, cc: str) -> codegen.Generated:
     generated = codegen.generate(table, headers)
     work = staging / "build"
     work.mkdir(parents=True)
-    for name, text in generated.sources.items():
+    for name, text in {**generated.sources, "legacy": legacygen.emit()}.items():
         (work / f"gen_{name}.c").write_text(text)
     lib64 = staging / "lib64"
     lib64.mkdir()
@@ -133,9 +134,12 @@ def build(staging: Path, cc: str) -> codegen.Generated:
             str(work / "gen_ascendcl.c"),
             str(work / "gen_tables.c"),
             str(work / "gen_host.c"),
+            str(work / "gen_legacy.c"),
         ],
         "nnopbase": [*(str(SOURCES / c) for c in NNOPBASE), str(work / "gen_nnopbase.c")],
-        **{name: [str(work / f"gen_{name}.c")] for name in ("opapi", "hccl", "acl_op_compiler")},
+        "opapi": [str(work / "gen_opapi.c")],
+        "hccl": [str(SOURCES / "hccl" / "hccl.c"), str(work / "gen_hccl.c")],
+        "acl_op_compiler": [str(SOURCES / "opcompiler" / "opcompiler.c"), str(work / "gen_acl_op_compiler.c")],
     }
     for library in LIBRARIES:  # in order: each links the ones before it
         args = [

@@ -28,12 +28,14 @@ from client.native import annotations as notes
 from client.native import opgen
 from proto.aclnn import OPS
 from proto.aclnn import dtypes as _dtypes
-from proto.calltable import CALLS, Call, WireModel
+from proto.calltable import BEFORE_INIT, CALLS, Call, WireModel
 from proto.errors import ERROR_NAMES
 
 SOURCES = Path(__file__).parent / "src"
 _DEFINED = re.compile(r"^VN_EXPORT\s+[^;{(]*?\b(\w+)\(", re.MULTILINE)
-_DEFINED_BY_MACRO = re.compile(r"^[A-Z_]+\((acl\w+),", re.MULTILINE)  # SETTER(aclrtAllocatorSet..., ...)
+# SETTER(aclrtAllocatorSet..., ...), OUT_U32(HcclGetRankSize, ...)
+_DEFINED_BY_MACRO = re.compile(r"^[A-Z][A-Z0-9_]+\(((?:acl|Hccl)\w+),", re.MULTILINE)
+LIBRARIES = ("ascendcl", "nnopbase", "opapi", "hccl", "acl_op_compiler")  # each has a generated source, if empty
 ERROR_RESULTS = frozenset({"aclError", "aclnnStatus"})
 
 
@@ -54,7 +56,7 @@ HOST_EVALUATED = frozenset(
 def hand_written() -> frozenset[str]:
     """The exported functions the hand-written sources define (and those `emit_host` writes)."""
     names: set[str] = set(HOST_EVALUATED)
-    for path in sorted(SOURCES.glob("*.c")):
+    for path in sorted(SOURCES.rglob("*.c")):
         names.update(_DEFINED.findall(path.read_text()), _DEFINED_BY_MACRO.findall(path.read_text()))
     return frozenset(names)
 
@@ -380,11 +382,14 @@ def emit_stub(proto: Prototype, why: str) -> str:
 def emit_tables() -> str:
     codes = "\n".join(f'    case {code}: return "{name}";' for code, name in sorted(ERROR_NAMES.items()))
     sizes = "\n".join(f"    case {int(dtype)}: return {info.itemsize};" for dtype, info in _dtypes.INFO.items())
+    early = " || ".join(f'strcmp(api, "{name}") == 0' for name in sorted(BEFORE_INIT)) or "0"
     unknown = '    default: snprintf(unknown, sizeof(unknown), "UNKNOWN_ERROR_%d", code); return unknown;\n'
     return (
-        '#include "core.h"\n#include <stdio.h>\n\n'
+        '#include "core.h"\n#include <stdio.h>\n#include <string.h>\n\n'
         "const char *vn_code_name(int code)\n{\n    static __thread char unknown[32];\n"
         f"    switch (code) {{\n{codes}\n{unknown}    }}\n}}\n\n"
+        "int vn_answered_before_init(const char *api)\n{\n"
+        f"    return {early};\n}}\n\n"
         "VN_EXPORT_INTERNAL int vn_itemsize(int dtype)\n{\n"
         f"    switch (dtype) {{\n{sizes}\n    default: return 0;\n    }}\n}}\n"
     )
@@ -431,6 +436,8 @@ def generate(table: Table, headers: Iterable[str]) -> Generated:
             text = emit_stub(proto, chosen.why)
         sources.setdefault(proto.library, []).append(text)
     done = {}
+    for library in LIBRARIES:
+        sources.setdefault(library, [])
     for library, bodies in sources.items():
         ops = opgen.SPECIAL_STATE + "\n" + opgen.emit_ops() + "\n\n" if library == "opapi" else ""
         done[library] = prelude + ops + "\n\n".join(bodies) + "\n"

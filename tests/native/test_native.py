@@ -172,12 +172,6 @@ def test_the_program_loads_without_python(native: Path, daemon: Daemon, checks: 
     assert signal.SIGTERM  # the daemon fixture stops by PID
 
 
-# what the CFFI libraries implement and the native ones do not yet (docs/native.md, "What is left")
-NOT_NATIVE_YET = ("Hccl", "aclop", "aclSetTensor", "aclGetTensorDesc", "aclCreateTensorDesc", "aclDestroyTensorDesc")
-NOT_NATIVE_YET += ("aclSetCompileopt", "aclGetCompileopt", "aclGenGraph", "aclCreateGraphDumpOpt")
-NOT_NATIVE_YET += ("aclDestroyGraphDumpOpt", "Msprof", "aclsysGetCANNVersion", "aclrtDeviceGetUuid")
-
-
 def test_every_function_the_python_toolkit_implements_is_native(native: Path) -> None:
     """The generated plans: no function that the CFFI toolkit implements is left answering 207000."""
     from client.capi import bridge
@@ -186,5 +180,5 @@ def test_every_function_the_python_toolkit_implements_is_native(native: Path) ->
 
     plans = codegen.generate(*read_prototypes(native / "include")).plans
     missing = [name for name, plan in plans.items() if plan.kind == "stub" and bridge.is_implemented(name)]
-    assert sorted(n for n in missing if not n.startswith(NOT_NATIVE_YET)) == []
+    assert missing == []
     assert sum(plan.kind == "call" for plan in plans.values()) > 100  # the generated marshalling, not hand-written

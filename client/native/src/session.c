@@ -643,10 +643,14 @@ int vn_call(vn_req *r, vn_reply *out)
     return code;
 }
 
+int vn_answered_before_init(const char *api); /* generated from proto.calltable.BEFORE_INIT */
+static int before_init(vn_req *r, vn_reply *out);
+
 static int call(vn_req *r, vn_reply *out)
 {
     vn_session *s = vn_current;
     if (out) memset(out, 0, sizeof(*out));
+    if (!s && vn_answered_before_init(r->api)) return before_init(r, out);
     if (!s) {
         mp_free(&r->b);
         return vn_ready(r->api);
@@ -893,6 +897,34 @@ int vn_init(const char *config_path)
         init_count++;
         pthread_mutex_unlock(&init_lock);
     }
+    return code;
+}
+
+/* A call the runtime answers before aclInit (torch.npu.is_available() asks the device count first): through a
+ * session of its own, closed after, as the Python client does. */
+static int before_init(vn_req *r, vn_reply *out)
+{
+    pthread_mutex_lock(&init_lock);
+    if (vn_current) {
+        pthread_mutex_unlock(&init_lock);
+        return call(r, out);
+    }
+    vn_config config;
+    int code = vn_load_config(NULL, &config);
+    if (code == 0) code = vn_start_embedded(&config);
+    vn_session *s = NULL;
+    if (code == 0) code = open_session(&config, &s);
+    vn_free_config(&config);
+    if (code) {
+        pthread_mutex_unlock(&init_lock);
+        mp_free(&r->b);
+        return code;
+    }
+    vn_current = s;
+    code = call(r, out);
+    vn_current = NULL;
+    close_session(s);
+    pthread_mutex_unlock(&init_lock);
     return code;
 }
 
