@@ -30,8 +30,7 @@ HERE = Path(__file__).parent / "c"
 
 def programs() -> tuple[Path, dict[str, Path]]:
     """The native toolkit and the programs built against it (in a temporary directory)."""
-    named = os.environ.get("VNPU_TOOLKIT_DIR")  # figure 10's CFFI toolkit may be there: the native one beside it
-    root = native.ensure(Path(f"{named}-native") if named else None)
+    root = native.ensure()
     out = Path(tempfile.mkdtemp(prefix="vnpu-bench-native-"))
     link = [f"-I{root}/include", f"-L{root}/lib64", "-lascendcl", "-lnnopbase", "-lopapi"]
     built = {}

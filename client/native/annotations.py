@@ -79,7 +79,17 @@ NOT_EXPORTED: Final = frozenset(
 )
 # the reason a function answers 207000, where it is not just "not implemented yet"
 _A2_HAS_NO = "{} is not supported on Ascend910B/C (the SoC vnpu presents), as the runtime says: use aclrtLaunchHostFunc"
+_NO_KERNEL_DETAIL = (
+    "{} has nothing to give in vnpu: its kernels are numpy functions, with no device argument block and no "
+    "function handle (custom kernels loaded with aclrtBinaryLoadFromFile are not there yet)"
+)
 UNSUPPORTED: Final[dict[str, str]] = {
-    name: _A2_HAS_NO.format(name)
-    for name in ("aclrtSubscribeHostFunc", "aclrtProcessHostFunc", "aclrtUnSubscribeHostFunc")
+    **{
+        name: _A2_HAS_NO.format(name)
+        for name in ("aclrtSubscribeHostFunc", "aclrtProcessHostFunc", "aclrtUnSubscribeHostFunc")
+    },
+    **{
+        name: _NO_KERNEL_DETAIL.format(name)
+        for name in ("aclrtGetArgsFromExceptionInfo", "aclrtGetFuncHandleFromExceptionInfo")
+    },
 }

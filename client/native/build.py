@@ -1,4 +1,4 @@
-"""`vnpu toolkit --native`: the toolkit directory with native libraries (see `client.native`).
+"""`vnpu toolkit`: the toolkit directory, its libraries native C (see `client.native`).
 
     lib64/libascendcl.so   the core (src/) and the generated runtime functions; libacl_rt.so ... name it too
     lib64/libnnopbase.so   the aclnn host objects and phase 1 (src/hostobj.c); NEEDs libascendcl.so
@@ -167,6 +167,10 @@ def build(staging: Path, cc: str) -> codegen.Generated:
 
 
 def main(argv: list[str]) -> int:
+    if "--clean" in argv:
+        for root, why in _capi.clean(default_dir()):
+            print(f"removed {root} ({why})")
+        return 0
     rebuild = "--rebuild" in argv
     named = [a.removeprefix("--operators=") for a in argv if a.startswith("--operators=")]
     try:

@@ -25,9 +25,8 @@ def toolkit(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.fail("g++ is needed for the C toolkit tests (.ci/run installs it)")
     root = tmp_path_factory.mktemp("toolkit") / "cann"
     env = {**clean_env(), "VNPU_TOOLKIT_DIR": str(root)}
-    native = ["--native"] if os.environ.get("VNPU_TEST_NATIVE") else []
     done = subprocess.run(
-        [sys.executable, "-m", "server.cli", "toolkit", *native],
+        [sys.executable, "-m", "server.cli", "toolkit"],
         cwd=ROOT,
         env=env,
         capture_output=True,

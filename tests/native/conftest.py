@@ -19,7 +19,7 @@ def native(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("native") / "cann"
     env = {**clean_env(), "VNPU_TOOLKIT_DIR": str(root)}
     done = subprocess.run(
-        [sys.executable, "-m", "server.cli", "toolkit", "--native"],
+        [sys.executable, "-m", "server.cli", "toolkit"],
         cwd=ROOT,
         env=env,
         capture_output=True,

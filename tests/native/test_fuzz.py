@@ -120,7 +120,9 @@ def test_random_arguments_never_crash(native: Path, daemon: Daemon, tmp_path: Pa
     binary = tmp_path / "fuzz"
     args = ["gcc", "-std=gnu11", "-w", str(source), f"-I{native}/include", f"-L{native}/lib64"]
     built = subprocess.run(
-        [*args, "-lascendcl", "-lnnopbase", "-lopapi", "-o", str(binary)], capture_output=True, text=True
+        [*args, "-lascendcl", "-lnnopbase", "-lopapi", "-lhccl", "-lacl_op_compiler", "-o", str(binary)],
+        capture_output=True,
+        text=True,
     )
     assert built.returncode == 0, built.stderr[-3000:]
     done = run_program(native, binary, daemon, VNPU_LAUNCH_BLOCKING="1")

@@ -90,11 +90,13 @@ typedef struct { /* aclBoolArray (0/1), aclFloatArray: a copy of the program's v
     double *values;
 } vn_values;
 
-/* the table of live handles (hostobj.c) */
+/* the table of live handles (handles.c, in libascendcl: exported to the other libraries) */
+#pragma GCC visibility push(default)
 void *vn_obj_put(void *obj);
 int vn_obj_get(const void *handle, int type, const char *arg, const char *api, int code, void **out);
 void vn_obj_drop(void *obj, const char *why);
-void vn_obj_free(void *obj, int type);
+#pragma GCC visibility pop
+void vn_obj_free(void *obj, int type); /* hostobj.c */
 
 #pragma GCC visibility push(default)
 int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size, void **executor);

@@ -240,7 +240,8 @@ VN_EXPORT aclopAttr *aclopCreateAttr(void)
 VN_EXPORT void aclopDestroyAttr(const aclopAttr *attr)
 {
     vn_enter("aclopDestroyAttr");
-    if (attr && known(attr, 1)) ((attr_t *)attr)->magic = 0, free((void *)attr);
+    if (attr && known(attr, 0) && ((const attr_t *)attr)->magic == ATTR_MAGIC && known(attr, 1))
+        ((attr_t *)attr)->magic = 0, free((void *)attr);
 }
 
 static int attr_set(const aclopAttr *attr, const char *name, const char *api)
@@ -436,10 +437,11 @@ VN_EXPORT int32_t MsprofReportAdditionalInfo(uint32_t nonPersistantFlag, const V
     return 0;
 }
 
-/* a stable 64-bit id of the text (FNV-1a); the maximum for NULL or empty text, as libprofapi answers */
+/* a stable 64-bit id of the text (FNV-1a); the maximum for NULL or empty text, as libprofapi answers, and for a
+ * length longer than the memory mapped there (never read past it) */
 VN_EXPORT uint64_t MsprofGetHashId(const char *hashInfo, size_t length)
 {
-    if (!hashInfo || !length) return UINT64_MAX;
+    if (!hashInfo || !length || !vn_readable(hashInfo, length)) return UINT64_MAX;
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < length; i++) h = (h ^ (uint8_t)hashInfo[i]) * 1099511628211ull;
     return h == UINT64_MAX ? h - 1 : h;

@@ -111,22 +111,38 @@ VN_EXPORT aclError aclGenGraphAndDumpForOp(const char *opType, int numInputs, co
     return vn_refuse_execution("aclGenGraphAndDumpForOp", opType, numInputs, numOutputs, outputDesc, 0, 0);
 }
 
-typedef struct {
-    uint32_t magic;
-} dump_opt;
+/* graph dump options: nothing to hold (vnpu dumps no graphs), but a handle the program gave back must be one it got */
+#define DUMP_OPTS 256
+static void *dump_opts[DUMP_OPTS];
 
 VN_EXPORT aclGraphDumpOption *aclCreateGraphDumpOpt(void)
 {
     vn_enter("aclCreateGraphDumpOpt");
-    dump_opt *o = calloc(1, sizeof(*o));
-    o->magic = 0x64756d70u;
-    return (aclGraphDumpOption *)o;
+    void *made = calloc(1, 16);
+    pthread_mutex_lock(&lock);
+    int kept = 0;
+    for (int i = 0; i < DUMP_OPTS && !kept; i++)
+        if (!dump_opts[i]) dump_opts[i] = made, kept = 1;
+    pthread_mutex_unlock(&lock);
+    if (!kept) {
+        free(made);
+        vn_fail(INVALID, "aclCreateGraphDumpOpt", "more than %d graph dump options at once", DUMP_OPTS);
+        return NULL;
+    }
+    return (aclGraphDumpOption *)made;
 }
 
 VN_EXPORT aclError aclDestroyGraphDumpOpt(const aclGraphDumpOption *graphDumpOpt)
 {
-    vn_enter("aclDestroyGraphDumpOpt");
-    if (!graphDumpOpt) return vn_fail(INVALID, "aclDestroyGraphDumpOpt", "graphDumpOpt is NULL");
+    const char *api = "aclDestroyGraphDumpOpt";
+    vn_enter(api);
+    if (!graphDumpOpt) return vn_fail(INVALID, api, "graphDumpOpt is NULL");
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < DUMP_OPTS && !found; i++)
+        if (dump_opts[i] == graphDumpOpt) dump_opts[i] = NULL, found = 1;
+    pthread_mutex_unlock(&lock);
+    if (!found) return vn_fail(INVALID, api, "graphDumpOpt (%p) is not one aclCreateGraphDumpOpt gave", (const void *)graphDumpOpt);
     free((void *)graphDumpOpt);
     return 0;
 }
