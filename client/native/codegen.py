@@ -315,6 +315,10 @@ def emit_call(proto: Prototype) -> str:
             pointer, count, most = notes.LISTS[(api, name)]
             put = "mp_uint(&r.b, (uint64_t)(uintptr_t)" if kind_of_list(field) == "addr" else "mp_int(&r.b, (int64_t)"
             unreadable = f'vn_fail(100000, api, "{pointer} does not hold {count} (%zu) elements", (size_t)({count}))'
+            lines.append(  # beyond what a message carries: refused before anything is read (was a MemoryError)
+                f"    if ({pointer} && (size_t)({count}) > {notes.MAX_BYTES}u / sizeof(*{pointer})) "
+                f"{{ {_failure(proto, unreadable)} }}"
+            )
             lines.append(
                 f"    if ({pointer} && (size_t)({count}) <= {most}u && !vn_readable({pointer}, "
                 f"(size_t)({count}) * sizeof(*{pointer}))) {{ {_failure(proto, unreadable)} }}"

@@ -118,6 +118,15 @@ int vn_obj_get(const void *handle, int type, const char *arg, const char *api, i
 }
 void vn_obj_drop(void *obj, const char *why) { drop(obj, why); }
 
+int vn_obj_live(const void *handle, int type)
+{
+    size_t at;
+    pthread_mutex_lock(&handles_lock);
+    int found = handle && live_find((uintptr_t)handle, &at) && ((const obj_head *)handle)->type == type;
+    pthread_mutex_unlock(&handles_lock);
+    return found;
+}
+
 /* ---- aclDataBuffer -------------------------------------------------------------------------------------------- */
 VN_EXPORT void *aclCreateDataBuffer(void *data, size_t size)
 {

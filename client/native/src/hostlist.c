@@ -95,10 +95,11 @@ static int destroy_several(const void *handle, int type, const char *api, const 
     if (type == OBJ_TENSOR_LIST || type == OBJ_SCALAR_LIST) {
         vn_list *l = obj;
         snprintf(why, sizeof(why), "was destroyed with its %s by %s", what, api);
+        int member = type == OBJ_TENSOR_LIST ? OBJ_TENSOR : OBJ_SCALAR;
         for (uint64_t i = 0; i < l->n; i++)
-            if (l->items[i]) {
+            if (vn_obj_live(l->items[i], member)) { /* not when another list, or the program, destroyed it first */
                 vn_obj_drop(l->items[i], why);
-                vn_obj_free(l->items[i], type == OBJ_TENSOR_LIST ? OBJ_TENSOR : OBJ_SCALAR);
+                vn_obj_free(l->items[i], member);
             }
     }
     vn_obj_free(obj, type);

@@ -95,6 +95,7 @@ typedef struct { /* aclBoolArray (0/1), aclFloatArray: a copy of the program's v
 void *vn_obj_put(void *obj);
 int vn_obj_get(const void *handle, int type, const char *arg, const char *api, int code, void **out);
 void vn_obj_drop(void *obj, const char *why);
+int vn_obj_live(const void *handle, int type); /* quietly: whether `handle` is a live object of `type` */
 #pragma GCC visibility pop
 void vn_obj_free(void *obj, int type); /* hostobj.c */
 
