@@ -17,7 +17,7 @@ from pathlib import Path
 from bench.report import Goal, Row, interleave
 from bench.wire import AddOperands, Bench
 from client import acl
-from client.capi import toolkit
+from client.native import build as toolkit
 
 SOURCE = Path(__file__).parent / "c" / "calls.cpp"
 

@@ -37,6 +37,7 @@ from bench.embedded import figure11
 from bench.launches import figure1, figure2, figure3, figure4
 from bench.memcall import figure13
 from bench.memory import figure9, idle_row
+from bench.native import figure16
 from bench.operators import figure14
 from bench.pytorch import figure15
 from bench.report import Row, table
@@ -60,6 +61,7 @@ TITLES = {
     "13": "the daemon's memory per call (tracemalloc)",
     "14": "operators: kernels vs numpy, paged decode attention, updating its sequence lengths, a LLaMA step replayed",
     "15": "PyTorch (torch_npu) on vnpu: one eager op; a captured step's replay vs eager",
+    "16": "the native toolkit: a C program's load, launches and round trips",
 }
 
 
@@ -143,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             ("13", lambda: figure13(bench)),
             ("14", lambda: figure14(bench)),
             ("15", lambda: figure15(bench)),
+            ("16", lambda: figure16(bench)),
         ]
         try:
             for number, run in figures:

@@ -970,6 +970,16 @@ _CALLS: tuple[Call, ...] = (
         out=(("text", str),),
         doc="What the process's kernels printed (AscendC::printf) since the last call, in stream order.",
     ),
+    # aclnn phase 1 for a client that keeps no copy of the operator rules (the native toolkit)
+    call(
+        "vnpuWorkspaceSize",
+        ("op", str),
+        ("args", dict[str, Any]),
+        out=(("workspaceSize", U64),),
+        doc='Phase 1 of an operator (`op`: "Add") over its arguments in the kernel description\'s wire form: the '
+        "workspace size, or the phase-1 call's error (161001/161002), by the same rules as the Python client's. "
+        "A client remembers the answer for a repeated description.",
+    ),
     # vnpu's own: pinned host memory seen from a remote client
     call(
         "vnpuHostWrite",

@@ -87,17 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
         "toolkit",
         help="print the path of a CANN-shaped toolkit (headers, libascendcl.so, ...) for C/C++ programs",
         description="Print the directory of vnpu's C toolkit, laid out like an installed CANN package "
-        "(include/acl/acl.h, include/aclnnop/, lib64/libascendcl.so, libnnopbase.so, libopapi.so, "
-        "bin/setenv.bash); build what is missing in it first, with this machine's C compiler. It lives in "
-        "$VNPU_TOOLKIT_DIR, else ~/.cache/vnpu/toolkit-<key> ($XDG_CACHE_HOME/vnpu/...), one per interpreter and "
-        "version of vnpu's sources; the libraries start the interpreter that built them.",
+        "(include/acl/acl.h, include/aclnnop/, lib64/libascendcl.so, libnnopbase.so, libopapi.so, libhccl.so, "
+        "bin/setenv.bash); build what is missing in it first, with this machine's C compiler. The libraries are "
+        "native C (client/native): no interpreter runs inside the program. It lives in $VNPU_TOOLKIT_DIR, else "
+        "~/.cache/vnpu/native-<key> ($XDG_CACHE_HOME/vnpu/...), one per version of vnpu's sources.",
     )
     toolkit.add_argument("--rebuild", action="store_true", help="build the toolkit again even if it is complete")
+    toolkit.add_argument("--native", action="store_true", help=argparse.SUPPRESS)  # the only toolkit now
     toolkit.add_argument(
         "--clean",
         action="store_true",
-        help="remove the toolkits in ~/.cache/vnpu that nothing will use again (their interpreter is gone, or this "
-        "interpreter's built from older sources) and exit",
+        help="remove the toolkits in ~/.cache/vnpu that nothing will use again (the retired CFFI ones, those whose "
+        "interpreter is gone, and those built from older sources) and exit",
     )
     toolkit.add_argument(
         "--operators",
@@ -683,9 +684,9 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def run_toolkit(args: argparse.Namespace) -> int:
-    """The toolkit is built by the client side (`client.capi`), which the daemon's code does not import."""
+    """The toolkit is built by the client side (`client.native`), which the daemon's code does not import."""
     flags = [flag for flag, on in (("--rebuild", args.rebuild), ("--clean", args.clean)) if on]
-    command = [sys.executable, "-m", "client.capi.toolkit", *flags]
+    command = [sys.executable, "-m", "client.native.build", *flags]
     command += [f"--operators={args.operators}"] if args.operators else []
     return subprocess.run(command, check=False).returncode
 

@@ -23,7 +23,7 @@ from server.api.settings import Settings
 from server.app import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
-FIGURES = [str(n) for n in range(1, 16)]
+FIGURES = [str(n) for n in range(1, 17)]
 
 
 @pytest.mark.slow

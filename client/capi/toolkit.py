@@ -21,36 +21,19 @@
     ascend_toolkit_install.info    the same version, where torch_npu's import check reads it
     opp/ runtime/ compiler/        the directories torch_npu's import check requires (empty)
 
-The libraries are CFFI embedding-mode libraries: each exported C function is implemented in Python by
-`client.capi.bridge`, inside the program, in the interpreter that built the toolkit (its path is compiled in, so a
-program runs from a fresh shell without a virtual environment being active). libopapi.so's 2,400 functions are
-generated C entering Python through one callback instead (`client.capi.opcalls`): one callback each would cost
-build and load time. The directory lives in the user's cache (`$VNPU_TOOLKIT_DIR`, else
-`$XDG_CACHE_HOME/vnpu/toolkit-<key>`), keyed by the toolkit's sources and this interpreter, never in the source
-tree; `--rebuild` builds it again. A library whose interpreter is gone (the virtual environment that built it was
-moved or deleted) stops the program at load saying so (`c/boot.c`). `--clean` removes the toolkits of the cache
-that nothing will use again: those built by an interpreter that no longer exists, and this interpreter's others
-(older sources, other operators; rebuilt on demand).
-
-`--operators mypkg.ops,...` (or VNPU_OPERATORS, and the entry points of group vnpu.operators) builds user-declared
-operators in (`proto.operators`): their headers, their two exported functions, and the libraries load the same
-modules inside the program (from where the build found them). The directory's key covers those modules' sources.
+What is shared by the toolkit's build (`client.native.build`, which compiles the libraries as native C): the
+library names and their aliases, the layout (opp/, bin/setenv.bash, share/info), the plain-C libraries
+(libc_sec.so, the empty ones), the compiler, and `--clean` of the cache. Until issue 38 the libraries were CFFI
+embedding-mode libraries running vnpu's Python client inside the program; that path is retired.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sys
-import sysconfig
-import tempfile
 from pathlib import Path
-from typing import Any
 
-from client.capi import headers as _headers
-from client.capi import opcalls, opheaders
-from client.capi.prototypes import HEADER_LIBRARIES, LIBRARIES, Prototype, PrototypeError, Table, read_table
 from proto import operators as _operators
 from proto.identity import CANN_VERSION
 
@@ -77,8 +60,6 @@ ALIASES.update({name: "opapi" for name in OPAPI_NAMES})
 # the custom operator packages CANN's repositories build their experimental operators into (`build.sh --pkg
 # --experimental`, vendor "custom"), whose examples link -lcust_opapi from there: here, libopapi.so again
 VENDORS = ("custom_math", "custom_nn", "custom_cv", "custom_transformer")
-# the libraries whose functions are generated C entering Python through one callback (`client.capi.opcalls`)
-GENERATED = frozenset({"opapi"})
 ENTRY_HEADERS = (
     "acl/acl.h",
     "acl/acl_op_compiler.h",
@@ -92,15 +73,6 @@ ENTRY_HEADERS = (
 )
 
 
-# libraries a library NEEDs (built first: `build_order`), so that dlsym through its handle finds their functions
-# too, as in CANN: torch_npu looks the host objects up through libopapi's handle, the runtime's SysParamOpt
-# functions through libacl_op_compiler's
-NEEDS: dict[str, tuple[str, ...]] = {"acl_op_compiler": ("ascendcl",), "hccl": ("ascendcl",), "opapi": ("nnopbase",)}
-# functions a library exports from its C part (c/boot.c) with no prototype in the headers: the runtime's internal
-# rt* entry points torch_npu links, refused there (no public header declares them)
-NATIVE_EXPORTS = {
-    "ascendcl": frozenset({"rtDevBinaryRegister", "rtFunctionRegister", "rtKernelLaunch", "rtGetC2cCtrlAddr"})
-}
 EMPTY_LIBRARIES = ("ge_runner", "graph")  # only their names are needed: torch_npu calls nothing in them
 # the packages whose version.info the toolkit holds (share/info/<name>): CANN's names for the runtime (also the
 # whole of CANN), HCCL, the compiler and the tools (aclsysGetCANNVersion reads them by aclCANNPackageName), and the
@@ -114,22 +86,20 @@ class ToolkitError(Exception):
     """The toolkit cannot be built here (no compiler, a header that does not parse, ...)."""
 
 
-def default_dir() -> Path:
-    explicit = os.environ.get("VNPU_TOOLKIT_DIR")
-    if explicit:
-        return Path(explicit)
-    return cache_dir() / f"toolkit-{source_key()}"
-
-
 def cache_dir() -> Path:
-    """Where the toolkits of every interpreter live, one `toolkit-<key>` each."""
+    """Where the toolkits live, one `native-<key>` each."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vnpu"
 
 
-def clean() -> list[tuple[Path, str]]:
-    """Remove the toolkits of the cache that nothing will use again; each removed one with the reason."""
-    keep, removed = default_dir(), []
+def clean(keep: Path) -> list[tuple[Path, str]]:
+    """Remove the toolkits of the cache that nothing will use again (all but `keep`, the current one); each removed
+    one with the reason."""
+    removed = []
     for root in sorted(cache_dir().glob("toolkit-*")):
+        if (root / "share" / "vnpu" / "python").exists():  # a directory this code made
+            shutil.rmtree(root)
+            removed.append((root, "a CFFI toolkit: retired by the native one"))
+    for root in sorted(cache_dir().glob("native-*")):
         record = root / "share" / "vnpu" / "python"
         python = record.read_text().strip() if record.exists() else None
         if root == keep or python is None:
@@ -145,21 +115,6 @@ def clean() -> list[tuple[Path, str]]:
     return removed
 
 
-def source_key() -> str:
-    """A digest of what the toolkit is made of: its sources, proto's tables and this interpreter."""
-    digest = hashlib.sha256(sys.executable.encode())
-    roots = [PACKAGE, PACKAGE.parent.parent / "proto"]
-    for root in roots:
-        for path in sorted(root.rglob("*")):
-            if path.suffix in {".py", ".h", ".c", ".bash", ".cmake"} and "__pycache__" not in path.parts:
-                digest.update(path.as_posix().encode())
-                digest.update(path.read_bytes())
-    for module, origin in operator_modules():
-        digest.update(module.encode())
-        digest.update(Path(origin).read_bytes() if origin else b"")
-    return digest.hexdigest()[:12]
-
-
 def operator_modules() -> list[tuple[str, str]]:
     """(name, source file) of each module that declared the user operators now known (what a build puts in)."""
     found = []
@@ -167,16 +122,6 @@ def operator_modules() -> list[tuple[str, str]]:
         loaded = sys.modules.get(module)
         found.append((module, str(getattr(loaded, "__file__", "") or "")))
     return found
-
-
-def _search_root(module: str, origin: str) -> str:
-    """The sys.path entry the module `module` was found under (its file, up one directory per dotted part)."""
-    path = Path(origin)
-    if path.name == "__init__.py":
-        path = path.parent
-    for _ in module.split("."):
-        path = path.parent
-    return str(path)
 
 
 def compiler() -> str:
@@ -195,151 +140,21 @@ def compiler() -> str:
     return found
 
 
-def ensure(root: Path | None = None, rebuild: bool = False) -> Path:
-    """The toolkit directory, built first when it is missing or incomplete (or `rebuild`)."""
-    root = root or default_dir()
-    stamp = root / "share" / "vnpu" / "built"
-    if not rebuild and stamp.exists() and stamp.read_text().strip() == source_key():
-        return root  # complete, and built from these sources (a toolkit of another vnpu version is rebuilt)
-    cc = compiler()
-    with tempfile.TemporaryDirectory(prefix="vnpu-toolkit-", dir=root.parent if root.parent.exists() else None) as t:
-        staging = Path(t) / "toolkit"
-        _build(staging, cc)
-        if root.exists():
-            shutil.rmtree(root)
-        root.parent.mkdir(parents=True, exist_ok=True)
-        staging.rename(root)
-    _stamp(root)
-    return root
+def operator_headers(include: Path) -> list[str]:
+    """The operator headers of a written include/ (aclnnop/*.h), as the build includes them."""
+    return sorted(p.relative_to(include).as_posix() for p in (include / "aclnnop").glob("*.h"))
 
 
-def _build(staging: Path, cc: str) -> None:
-    include = staging / "include"
-    try:
-        _headers.write_tree(include)
-        generated = opheaders.paths()  # their prototypes come from the catalog they were written from
-        parsed = read_table(
-            include, [*ENTRY_HEADERS, *(h for h in _operator_headers(include) if h not in generated)], cc
-        )
-        table = Table((*parsed.prototypes, *opheaders.prototypes(), *opheaders.unlisted()), parsed.cdef_types)
-    except (_headers.HeaderError, PrototypeError) as error:
-        raise ToolkitError(str(error)) from None
-    lib64 = staging / "lib64"
-    lib64.mkdir(parents=True)
-    for library in build_order(set(LIBRARIES.values()) | set(HEADER_LIBRARIES.values())):
-        _compile(table, library, include, lib64, staging / "build", cc)
-    for alias, target in ALIASES.items():
-        (lib64 / f"lib{alias}.so").symlink_to(f"lib{target}.so")
-    opp_include = staging / "opp" / "include"  # the operator headers where the newer packages also put them
+def write_layout(staging: Path) -> None:
+    """opp/: the operator headers where the newer packages also put them, and the custom packages' libopapi."""
+    include, lib64 = staging / "include", staging / "lib64"
+    opp_include = staging / "opp" / "include"
     opp_include.mkdir(parents=True)
     (opp_include / "aclnnop").symlink_to(os.path.relpath(include / "aclnnop", opp_include))
     for vendor in VENDORS:
         lib = staging / "opp" / "vendors" / vendor / "op_api" / "lib"
         lib.mkdir(parents=True)
         (lib / "libcust_opapi.so").symlink_to(os.path.relpath(lib64 / "libopapi.so", lib))
-    _compile_securec(include, lib64, cc)
-    for library in EMPTY_LIBRARIES:
-        _compile_plain(f"/* lib{library}.so: empty (vnpu) */\n", library, include, lib64, cc)
-    _write_files(staging)
-    shutil.rmtree(staging / "build", ignore_errors=True)
-
-
-def build_order(libraries: set[str]) -> list[str]:
-    """The libraries in name order, each after the ones it NEEDs."""
-    ordered: list[str] = []
-
-    def visit(library: str) -> None:
-        for need in NEEDS.get(library, ()):
-            visit(need)
-        if library not in ordered:
-            ordered.append(library)
-
-    for library in sorted(libraries):
-        visit(library)
-    return ordered
-
-
-def _operator_headers(include: Path) -> list[str]:
-    return sorted(p.relative_to(include).as_posix() for p in (include / "aclnnop").glob("*.h"))
-
-
-def _compile(table: Table, library: str, include: Path, lib64: Path, build: Path, cc: str) -> None:
-    import cffi  # a build-time dependency only: programs never import it from here
-
-    module = f"_vnpu_{library}"
-    ready = f"vnpu_ready_{library}"
-    generated = list(table.of_library(library)) if library in GENERATED else []  # plain C, one callback
-    in_python = [p for p in table.of_library(library) if not p.variadic and p.name not in NOT_EXPORTED]
-    in_python = [] if generated else in_python
-    extra = [f"int {ready}(void);", *([opcalls.ENTRY_DECLARATION] if generated else [])]
-    ffi = cffi.FFI()
-    ffi.cdef(table.cdef_types + ("\n" + opcalls.ARG_TYPE if generated else ""))
-    ffi.embedding_api("\n".join([*(p.declaration for p in in_python), *extra]))
-    # the headers that define the types (all, through the entry headers) and declare this library's callbacks
-    headers = "".join(f'#include "{h}"\n' for h in sorted({*ENTRY_HEADERS, *(p.header for p in in_python)}))
-    objects = [str(_compile_generated(ffi, generated, include, build, library, cc))] if generated else []
-    needs = NEEDS.get(library, ())
-    ffi.set_source(
-        module,
-        headers
-        + (opcalls.ARG_TYPE + "\n" if generated else "")
-        + (PACKAGE / "c" / "boot.c").read_text().replace("VNPU_READY", ready),
-        include_dirs=[str(include)],
-        define_macros=[
-            ("VNPU_PYTHON", f'L"{sys.executable}"'),
-            ("VNPU_PYTHON_PATH", f'"{sys.executable}"'),
-            ("VNPU_LIBRARY", f'"lib{library}.so"'),
-            ("VNPU_SOURCE", _c_string(str(PACKAGE.parent.parent))),
-            (f"VNPU_LIBRARY_{library}", "1"),
-        ],
-        extra_compile_args=["-Wno-deprecated-declarations"],
-        extra_link_args=[f"-Wl,-soname,lib{library}.so", f"-Wl,-rpath,{sysconfig.get_config_var('LIBDIR')}"]
-        + (["-Wl,--no-as-needed", f"-L{lib64}", *(f"-l{n}" for n in needs), "-Wl,-rpath,$ORIGIN"] if needs else []),
-        extra_objects=objects,
-    )
-    exported = [(p.name, p.result, [(q.ctype, q.name) for q in p.params]) for p in in_python]
-    if generated:
-        exported.append((opcalls.ENTRY, "int64_t", [("const char *", "name"), ("const char *", "signature")]))
-    modules = operator_modules()
-    roots = sorted({_search_root(name, origin) for name, origin in modules if origin})
-    ffi.embedding_init_code(
-        f"from {module} import ffi\n"
-        "import sys\n"
-        f"sys.path.extend(r for r in {roots!r} if r not in sys.path)\n"  # where the build found the operator modules
-        "import proto.operators\n"
-        f"proto.operators.load({[name for name, _ in modules]!r}, entry_points_too=False)\n"
-        "import client.capi.bridge\n"
-        f"client.capi.bridge.bind(ffi, {library!r}, {ready!r}, {exported!r})\n"
-    )
-    build.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("CC", cc)
-    try:
-        ffi.compile(tmpdir=str(build), target=str(lib64 / f"lib{library}.so"))
-    except Exception as error:  # distutils' CompileError / LinkError carry the compiler's output
-        raise ToolkitError(f"building lib{library}.so failed: {error}") from None
-
-
-def _c_string(text: str) -> str:
-    """`text` as a C string literal."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _compile_generated(
-    ffi: Any, prototypes: list[Prototype], include: Path, build: Path, library: str, cc: str
-) -> Path:
-    """The object file of the library's generated C functions (`client.capi.opcalls`), built on its own: without
-    the debug information and optimisation of Python's flags, which only slow 2,400 small functions down."""
-    import subprocess
-
-    build.mkdir(parents=True, exist_ok=True)
-    source = build / f"lib{library}_calls.c"
-    source.write_text(opcalls.source(ffi, prototypes, [p.header for p in prototypes]))
-    target = source.with_suffix(".o")
-    args = [cc, "-O0", "-fPIC", "-fvisibility=default", f"-I{include}", "-c", str(source), "-o", str(target)]
-    done = subprocess.run(args, capture_output=True)
-    if done.returncode != 0:
-        raise ToolkitError(f"building lib{library}.so's C functions failed: {done.stderr.decode(errors='replace')}")
-    return target
 
 
 def _compile_securec(include: Path, lib64: Path, cc: str) -> None:
@@ -376,32 +191,3 @@ def _write_files(staging: Path) -> None:
     stamp = staging / "share" / "vnpu"
     stamp.mkdir(parents=True)
     (stamp / "python").write_text(sys.executable + "\n")
-
-
-def _stamp(root: Path) -> None:
-    """The last step: the mark that says the directory is complete."""
-    (root / "share" / "vnpu" / "built").write_text(source_key() + "\n")
-
-
-def main(argv: list[str]) -> int:
-    if "--clean" in argv:
-        for root, why in clean():
-            print(f"removed {root} ({why})")
-        return 0
-    rebuild = "--rebuild" in argv
-    named = [a.removeprefix("--operators=") for a in argv if a.startswith("--operators=")]
-    try:
-        _operators.load([*named, os.environ.get(_operators.SETTING, "")])
-        path = ensure(rebuild=rebuild)
-    except _operators.OperatorError as error:
-        print(f"vnpu toolkit: {error}", file=sys.stderr)
-        return 1
-    except ToolkitError as error:
-        print(f"vnpu toolkit: {error}", file=sys.stderr)
-        return 1
-    print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -4,9 +4,13 @@ On connect (optionally `?context=<id>` to join an existing context of the tenant
 `{"hello": {"session", "context", "tenant"}}`. A frame holds one envelope, or an array of envelopes (the client
 batches pipelined calls), taken in order as if each had come alone. Each request is answered with its result,
 or -- when it asked for no reply (`reply: false`, a pipelined call) -- only if it fails; an error names the
-call's id and C name. The calls of one client thread run one after another; different threads of a connection
-run independently (so a thread blocked in a synchronize does not stop another thread from recording the event it
-waits for). What a connection may hold -- queued calls, unsent replies -- is bounded (see `Connection`).
+call's id and C name. The calls of one client thread run one after another, each in its thread's worker; the calls
+of a connection start in the order it received them, whatever their thread: a call starts once every call received
+before it has started, or waits behind a call of its own thread that is blocked (a synchronize waiting for an
+event), so the order the client made them in holds across its threads -- a launch queued by torch_npu's
+task-queue thread between the main thread's aclmdlRICaptureTaskUpdateBegin and End lands in the update -- while a
+thread blocked in a synchronize does not stop another thread from recording the event it waits for. What a
+connection may hold -- queued calls, unsent replies -- is bounded (see `Connection`).
 With `?idle=1` replies also tell which streams a synchronize would find finished, and `?printed=1` brings kernel
 printf on the reply of a synchronizing call (`server.api.idle`).
 """
@@ -41,7 +45,7 @@ log = logging.getLogger("vnpu.ws")
 MAX_THREADS = 1024  # client threads per connection, each with its own queue
 PROBE_S = 1.0  # how often a reader that waits for room tells the client so (a dead client's send fails)
 
-Item = tuple[Request, int] | None  # a call and its memory cost; None: no more calls
+Item = tuple[Request, int, int] | None  # a call, its memory cost and its place in the connection; None: no more
 
 
 class Connection:
@@ -74,6 +78,10 @@ class Connection:
         self.reports_printed = False  # the client asked for kernel printf on the replies of synchronizing calls
         self.news = StreamNews(session, lambda: self.queued, self._tell)
         self._acks: deque[asyncio.Future[None]] = deque()  # joins announced, waiting for the client to acknowledge
+        self._order: deque[tuple[int, Hashable]] = deque()  # (place, thread) of the calls not started yet, in order
+        self._received = 0  # the next call's place
+        self._busy: set[Hashable] = set()  # the threads running a started call (one that waits, when it lasts)
+        self._moved = asyncio.Event()  # set when a call starts or ends (a new Event each time)
 
     async def send(self, message: dict[str, Any]) -> None:
         await self._send(budget.pack(message))
@@ -138,7 +146,10 @@ class Connection:
             await self.send(error_envelope(request.id, AclError(ACL_ERROR_INVALID_PARAM, too_many, request.api)))
             return
         self.news.last_received = request.id
-        self._queue_of(request.thread).put_nowait((request, size))
+        place = self._received
+        self._received += 1
+        self._order.append((place, request.thread))
+        self._queue_of(request.thread).put_nowait((request, size, place))
         self.queued += 1
         self.pending.take(size)
 
@@ -152,20 +163,46 @@ class Connection:
 
     async def _serve(self, thread: Hashable, queue: asyncio.Queue[Item]) -> None:
         while (item := await queue.get()) is not None:
-            request, size = item
+            request, size, place = item
             try:
-                await self._answer(thread, request)
+                while not self._may_start(place):
+                    await self._moved.wait()
+                await self._answer(thread, request, place)
             finally:
+                self._started(place, thread)
+                self._busy.discard(thread)
+                self._move()
                 self.queued -= 1
                 self.pending.give(size)
 
-    async def _answer(self, thread: Hashable, request: Request) -> None:
+    def _may_start(self, place: int) -> bool:
+        """Whether every call received before the one at `place` has started or waits behind its thread's blocked
+        call."""
+        for earlier, thread in self._order:
+            if earlier == place:
+                return True
+            if thread not in self._busy:
+                return False
+        return True
+
+    def _started(self, place: int, thread: Hashable) -> None:
+        """The call at `place` starts (or ends without starting): the calls received after it may."""
+        if (place, thread) in self._order:
+            self._order.remove((place, thread))
+            self._busy.add(thread)
+            self._move()
+
+    def _move(self) -> None:
+        moved, self._moved = self._moved, asyncio.Event()
+        moved.set()
+
+    async def _answer(self, thread: Hashable, request: Request, place: int) -> None:
         """Run one call and send its reply, if any, within the connection's budget of replies."""
         held = self._reply_size(request)
         await self.replies.room(held)
         self.replies.take(held)
         try:
-            reply = await self._reply(thread, request)
+            reply = await self._reply(thread, request, place)
             if reply is None or self.gone.is_set():
                 return
             self._annotate(reply, thread, request.api)
@@ -195,9 +232,10 @@ class Connection:
             return 0
         return min(count, self.max_bytes) if isinstance(count, int) and count > 0 else 0
 
-    async def _reply(self, thread: Hashable, request: Request) -> dict[str, Any] | None:
+    async def _reply(self, thread: Hashable, request: Request, place: int) -> dict[str, Any] | None:
         if isinstance(request.args, Mapping):
             self.news.recent.touch(request.args)
+        self._started(place, thread)  # the runtime runs it before its first wait: the next call may start
         try:
             result = await dispatch.call(self.session, request.api, request.args, thread, self.max_bytes)
             return result_envelope(request.id, result) if request.reply else None

@@ -26,7 +26,12 @@ def toolkit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("toolkit") / "cann"
     env = {**clean_env(), "VNPU_TOOLKIT_DIR": str(root)}
     done = subprocess.run(
-        [sys.executable, "-m", "server.cli", "toolkit"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "server.cli", "toolkit"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert Path(done.stdout.strip()) == root

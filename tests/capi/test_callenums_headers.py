@@ -24,7 +24,7 @@ ENUMS = {name for name, value in vars(constants).items() if isinstance(value, ty
 def table(tmp_path_factory: pytest.TempPathFactory) -> Table:
     include = tmp_path_factory.mktemp("headers") / "include"
     headers.write_tree(include)
-    return read_table(include, [*tk.ENTRY_HEADERS, *tk._operator_headers(include)])
+    return read_table(include, [*tk.ENTRY_HEADERS, *tk.operator_headers(include)])
 
 
 def base_type(ctype: str) -> str:

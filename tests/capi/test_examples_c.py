@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from client.capi import bridge
+from client.native import inventory
 from tests.capi.conftest import compile_program, run_program
 from tests.daemons import ROOT, Daemon, clean_env, serving
 
@@ -23,7 +23,7 @@ NEEDS = {"fia_decode_update": "aclnnFusedInferAttentionScoreV4"}
 
 def _example(name: str) -> object:
     needed = NEEDS.get(name)
-    if needed is None or bridge.is_implemented(needed):
+    if needed is None or inventory.is_implemented(needed):
         return name
     return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"vnpu does not implement {needed} yet"))
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from client.capi import bridge
 from client.capi import toolkit as tk
 from client.capi.prototypes import read_table
+from client.native import inventory
 from proto.calltable import CALLS
 from tests.daemons import ROOT
 
@@ -65,9 +65,9 @@ def test_the_call_table_has_the_family_and_no_other_aclmdlri_function() -> None:
 
 def test_every_function_is_declared_and_implemented_in_c(toolkit: Path) -> None:
     include = toolkit / "include"
-    declared = {p.name for p in read_table(include, [*tk.ENTRY_HEADERS, *tk._operator_headers(include)]).prototypes}
+    declared = {p.name for p in read_table(include, [*tk.ENTRY_HEADERS, *tk.operator_headers(include)]).prototypes}
     assert {name for name in declared if name.startswith("aclmdlRI")} == set(FAMILY)
-    assert [name for name in FAMILY if not bridge.is_implemented(name)] == []
+    assert [name for name in FAMILY if not inventory.is_implemented(name)] == []
 
 
 def test_the_readme_counts_37_of_37() -> None:

@@ -50,6 +50,14 @@ def toolkit(tmp_path_factory: pytest.TempPathFactory, torch_installed: None) -> 
     return root
 
 
+@pytest.fixture(params=["1", "0"], ids=["queue-on", "queue-off"])
+def queue(request: pytest.FixtureRequest) -> str:
+    """torch_npu's task queue (TASK_QUEUE_ENABLE), on and off: the native libraries hold no interpreter, so a queue
+    thread's ACL call never waits for the GIL the main thread holds (the CFFI libraries deadlocked there)."""
+    value: str = request.param
+    return value
+
+
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory, torch_installed: None) -> Iterator[Daemon]:
     with serving(tmp_path_factory.mktemp("daemon"), "--memory", "1GiB") as running:

@@ -15,8 +15,8 @@ from tests.torch_npu.conftest import HERE, run_torch
 pytestmark = pytest.mark.timeout(300)  # a torch process: ~10 s to start, more on a loaded machine
 
 
-def test_decode_gives_the_cpus_tokens_eager_and_captured(toolkit: Path, daemon: Daemon) -> None:
-    run = run_torch(toolkit, daemon, HERE / "decoder_cases.py")
+def test_decode_gives_the_cpus_tokens_eager_and_captured(toolkit: Path, daemon: Daemon, queue: str) -> None:
+    run = run_torch(toolkit, daemon, HERE / "decoder_cases.py", queue=queue)
     cases = run.cases()
     assert set(cases) == {"missing", "eager", "captured"}, run.stderr[-3000:]
     assert cases.pop("missing")["operators"] == {}
@@ -24,7 +24,7 @@ def test_decode_gives_the_cpus_tokens_eager_and_captured(toolkit: Path, daemon: 
         assert case["result"] == "ok", case
 
 
-def test_the_example_runs(toolkit: Path, daemon: Daemon) -> None:
-    run = run_torch(toolkit, daemon, HERE.parent.parent / "examples" / "torch_npu" / "graph_update.py")
+def test_the_example_runs(toolkit: Path, daemon: Daemon, queue: str) -> None:
+    run = run_torch(toolkit, daemon, HERE.parent.parent / "examples" / "torch_npu" / "graph_update.py", queue=queue)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "all matches the CPU" in run.stdout

@@ -15,8 +15,8 @@ from tests.torch_npu.conftest import HERE, run_torch
 pytestmark = pytest.mark.timeout(300)  # a torch process: ~10 s to start, more on a loaded machine
 
 
-def test_collectives_of_one_rank_give_the_right_tensors(toolkit: Path, daemon: Daemon) -> None:
-    run = run_torch(toolkit, daemon, HERE / "distributed_cases.py", port=free_port())
+def test_collectives_of_one_rank_give_the_right_tensors(toolkit: Path, daemon: Daemon, queue: str) -> None:
+    run = run_torch(toolkit, daemon, HERE / "distributed_cases.py", port=free_port(), queue=queue)
     cases = run.cases()
     assert set(cases) >= {"all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "reduce_scatter"}, (
         run.stderr[-3000:]

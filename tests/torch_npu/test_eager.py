@@ -18,8 +18,8 @@ pytestmark = pytest.mark.timeout(300)  # a torch process: ~10 s to start, more o
 REFUSALS = ("vnpu runs aclnn operators only", "vnpu does not implement aclnn")
 
 
-def test_common_ops_match_the_cpu_or_are_refused(toolkit: Path, daemon: Daemon) -> None:
-    run = run_torch(toolkit, daemon, HERE / "eager_cases.py")
+def test_common_ops_match_the_cpu_or_are_refused(toolkit: Path, daemon: Daemon, queue: str) -> None:
+    run = run_torch(toolkit, daemon, HERE / "eager_cases.py", queue=queue)
     cases = run.cases()
     assert len(cases) >= 30, run.stderr[-3000:]
     wrong = {name: case for name, case in cases.items() if case["result"] == "mismatch"}

@@ -15,8 +15,8 @@ from tests.torch_npu.conftest import HERE, run_torch
 pytestmark = pytest.mark.timeout(300)  # a torch process: ~10 s to start, more on a loaded machine
 
 
-def test_paged_decode_attention_updated_per_step(toolkit: Path, daemon: Daemon) -> None:
-    run = run_torch(toolkit, daemon, HERE / "fia_cases.py")
+def test_paged_decode_attention_updated_per_step(toolkit: Path, daemon: Daemon, queue: str) -> None:
+    run = run_torch(toolkit, daemon, HERE / "fia_cases.py", queue=queue)
     cases = run.cases()
     assert set(cases) == {"eager", "captured_updated"}, run.stderr[-3000:]
     assert {name: case for name, case in cases.items() if case["result"] != "ok"} == {}

@@ -1,5 +1,5 @@
-"""The toolkit's libraries in a Python process: they load after `import torch` (CFFI's start-up on Python 3.11
-used to spin for ever there), and a Python whose environment cannot import vnpu's client says so in one line."""
+"""The toolkit's libraries in a Python process: they load after `import torch` (the CFFI libraries' start-up on
+Python 3.11 used to spin for ever there), and in a Python that cannot import vnpu at all."""
 
 from __future__ import annotations
 
@@ -30,16 +30,16 @@ def test_the_libraries_load_after_import_torch(toolkit: Path) -> None:
     assert done.stdout.splitlines()[-1] == "loaded"
 
 
-def test_a_python_without_vnpu_says_so_in_one_line(toolkit: Path, tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", LOAD, str(toolkit / "lib64" / "libascendcl.so")],
-        cwd=tmp_path,  # not the source tree: nothing of vnpu is importable
-        env={"PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 127
-    lines = [line for line in done.stderr.splitlines() if line.startswith("vnpu:")]
-    assert len(lines) == 1, done.stderr
-    assert "cannot import vnpu's client" in lines[0] and "install vnpu there" in lines[0]
+def test_the_libraries_need_nothing_of_python(toolkit: Path, tmp_path: Path) -> None:
+    """A Python that cannot import vnpu (-S, outside the source tree, no environment) loads every library: they
+    are native C and start no interpreter (the CFFI ones stopped such a process with rc 127)."""
+    for name in ("ascendcl", "nnopbase", "opapi", "hccl", "acl_op_compiler"):
+        done = subprocess.run(
+            [sys.executable, "-S", "-c", LOAD, str(toolkit / "lib64" / f"lib{name}.so")],
+            cwd=tmp_path,
+            env={"PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "loaded", ""), name

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
-from proto.aclnn import KernelDesc, aclOpExecutor, consume
-from proto.errors import ACLNN_ERR_PARAM_NULLPTR, AclError
+from proto.aclnn import OPS, KernelDesc, aclOpExecutor, consume
+from proto.aclnn.phase1 import get_workspace_size
+from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 from server.npu.area import Area, acl_call
 from server.npu.process import launch
 
@@ -25,6 +27,21 @@ class AclnnCalls(Area):
         """`aclnn<Op>(workspace, workspaceSize, executor, stream)` of any declared operator (`proto.aclnn.OPS`: vnpu's
         and the user-declared ones, `proto.operators`), resolved by name through the registry."""
         return functools.partial(_phase2(api), self)
+
+    @acl_call
+    def vnpuWorkspaceSize(self, op: str, args: dict[str, Any]) -> int:  # noqa: N802
+        """Phase 1 of `op` over its arguments' wire form, for a client without the rules (the native toolkit): the
+        same declaration runs, so the same status and message come back, naming the phase-1 call."""
+        decl = OPS.get(op)
+        if decl is None:
+            raise AclError(ACLNN_ERR_PARAM_INVALID, f"unknown operator {op!r}", "vnpuWorkspaceSize")
+        try:
+            described = KernelDesc.from_wire({"op": op, "args": args, "workspace_size": 0})
+            size, _ = get_workspace_size(decl, described.args)
+        except AclError as error:
+            error.api = decl.ws_name
+            raise
+        return size
 
     @acl_call
     def launch_kernel(

@@ -90,6 +90,40 @@ async def test_threads_of_one_connection_run_independently(live: LiveServer) -> 
         await c.close()
 
 
+async def test_calls_of_several_threads_start_in_the_order_received(live: LiveServer) -> None:
+    """Pipelined launches of two threads on one stream, in one frame: main's x *= 2, B's x += 1, main's x *= 2 run
+    in that order, ((x * 2) + 1) * 2, as the client made them -- not main's two first because main's worker had
+    them queued (torch_npu's task queue launches from its own thread between the main thread's calls)."""
+    c = await setup(live)
+    try:
+        await c.reply(await c.send("aclrtSetDevice", thread="B", deviceId=0))
+        r = Remote(c)
+        values = np.arange(64, dtype=np.float32)
+        x = await r.put(values)
+        xt = tensor_at(x, (64,), F32)
+        s = (await c("aclrtCreateStream"))["stream"]
+        two, one = nn.aclCreateScalar(2.0, F32), nn.aclCreateScalar(1.0, F32)
+        ws, muls = nn.aclnnMulsGetWorkspaceSize(xt, two, xt)
+        _, adds = nn.aclnnAddsGetWorkspaceSize(xt, one, one, xt)
+        launch = {"workspace": 0, "workspaceSize": ws, "stream": s}
+
+        def envelope(ident: int, api: str, thread: str, executor: object) -> dict[str, object]:
+            args = {**launch, "executor": executor}
+            return {"id": ident, "api": api, "args": args, "thread": thread, "reply": False}
+
+        batch = [
+            envelope(9101, "aclnnMuls", "main", muls.kernel.to_wire()),
+            envelope(9102, "aclnnAdds", "B", adds.kernel.to_wire()),
+            envelope(9103, "aclnnMuls", "main", muls.kernel.to_wire()),
+        ]
+        await c.ws.send(msgpack.packb(batch, use_bin_type=True))
+        await c("aclrtSynchronizeStream", stream=s)
+        assert c.orphans == []
+        np.testing.assert_allclose(await r.get(x, (64,)), (values.astype(np.float64) * 2 + 1) * 2, rtol=1e-6)
+    finally:
+        await c.close()
+
+
 async def test_seed_concurrent_update_from_a_second_connection(live: LiveServer) -> None:
     """Connection 1 captures and replays the model; connection 2 joins the same context, as a second process
     would, and drives the update stream and the EXTERNAL event: outputs 2.2, then 6.6, alternating."""
