@@ -243,3 +243,27 @@ def _dynamic_quant(args: Args) -> dict[str, np.ndarray]:
 
 REFERENCES["ScatterNdUpdate"] = _scatter_nd_update
 REFERENCES["DynamicQuant"] = _dynamic_quant
+
+
+def _weight_quant_batch_matmul_v2(args: Args) -> dict[str, np.ndarray]:
+    """W8A16: y = x @ ((weight + antiquantOffset) · antiquantScale) + bias, the scale per tensor, per channel or
+    per group of antiquantGroupSize rows; int8 weights and float scales only, no quantized output."""
+    weight = np.asarray(args["weight"])
+    scale = np.asarray(args["antiquantScale"])
+    if weight.dtype != np.int8 or scale.dtype.kind not in "fV" or args.get("quantScaleOptional") is not None:
+        raise ValueError("an int4 weight, a packed scale or a quantized output")
+    group, w = int(args.get("antiquantGroupSize") or 0), weight.astype(np.float64)
+    offset = args.get("antiquantOffsetOptional")
+
+    def rows(t: Any) -> np.ndarray:
+        t = f64(t)
+        return np.repeat(t, group, axis=0)[: w.shape[0]] if group else t
+
+    w = (w + (rows(offset) if offset is not None else 0.0)) * rows(scale)
+    y = f64(args["x"]) @ w
+    if args.get("biasOptional") is not None:
+        y = y + f64(args["biasOptional"])
+    return {"y": y}
+
+
+REFERENCES["WeightQuantBatchMatmulV2"] = _weight_quant_batch_matmul_v2
