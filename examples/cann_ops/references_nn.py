@@ -267,3 +267,26 @@ def _weight_quant_batch_matmul_v2(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["WeightQuantBatchMatmulV2"] = _weight_quant_batch_matmul_v2
+
+
+def _apply_top_k_top_p(args: Args) -> dict[str, np.ndarray]:
+    """Per row: keep the values ≥ the k-th largest (k ≤ 0 or ≥ V keeps all), softmax what is kept, drop the
+    smallest ones whose cumulative probability (from the smallest) is ≤ 1 - p, always keeping the largest; the rest
+    -inf."""
+    logits = f64(args["logits"])
+    out = np.full_like(logits, -np.inf)
+    for b, row in enumerate(logits):
+        keep = np.ones(row.shape, bool)
+        if args.get("k") is not None and 0 < int(np.ravel(args["k"])[b]) < row.size:
+            keep = row >= np.sort(row)[::-1][int(np.ravel(args["k"])[b]) - 1]
+        if args.get("p") is not None:
+            order = np.argsort(row, kind="stable")
+            kept = np.where(keep[order], np.exp(row[order] - row[keep].max()), 0.0)
+            dropped = np.cumsum(kept / kept.sum()) <= 1 - float(np.ravel(args["p"])[b])
+            dropped[-1] = False
+            keep[order[dropped]] = False
+        out[b, keep] = row[keep]
+    return {"out": out}
+
+
+REFERENCES["ApplyTopKTopP"] = _apply_top_k_top_p

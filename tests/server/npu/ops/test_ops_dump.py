@@ -308,3 +308,19 @@ def test_the_weight_quant_reference_agrees_with_the_kernel(group: int) -> None:
             "antiquantGroupSize": group, "quantScaleOptional": None}  # fmt: skip
     want = verdict.REFERENCES["WeightQuantBatchMatmulV2"](args)["y"]
     np.testing.assert_allclose(y.astype(np.float64), want, rtol=5e-3, atol=5e-3)
+
+
+def test_the_top_k_top_p_reference_agrees_with_the_kernel() -> None:
+    """ApplyTopKTopP's conformance reference against vnpu's kernel on random logits, per-row k (one row off) and p."""
+    from server.npu.ops.nn.sampling import apply_top_k_top_p
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(11)
+    logits = rng.standard_normal((4, 32)).astype(np.float32)
+    p, k = np.array([0.9, 0.5, 1.0, 0.3], np.float32), np.array([5, 0, 10, 32], np.int32)
+    out = np.zeros_like(logits)
+    apply_top_k_top_p(logits, p, k, out, None)
+    want = verdict.REFERENCES["ApplyTopKTopP"]({"logits": logits, "p": p, "k": k})["out"]
+    np.testing.assert_array_equal(np.isinf(out), np.isinf(want))
+    np.testing.assert_array_equal(out[~np.isinf(out)], want[~np.isinf(want)])
+    assert (~np.isinf(out)).sum(1).min() > 0 and (~np.isinf(out)).sum(1)[0] <= 5
