@@ -226,6 +226,14 @@ def aclGetCannAttributeList(c: C) -> Callable[[Any, Any], int]:  # noqa: N802
 _STATIC: list[Any] = []  # C strings and arrays handed out for the life of the program
 
 
+def _operator_implementation(c: C, name: str, result: str, params: list[tuple[str, str]]) -> Callable[..., Any] | None:
+    """What libopapi's entry runs for `name`: an operator's phase vnpu implements, or a function of SPECIAL; None
+    for the others (the entry answers them as not implemented)."""
+    if name in hostobj.OPERATORS or name in SPECIAL:
+        return implementation(c, name, result, params)
+    return None
+
+
 SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     "aclGetRecentErrMsg": aclGetRecentErrMsg,
     "aclrtGetSocName": aclrtGetSocName,
@@ -251,7 +259,7 @@ SPECIAL: dict[str, Callable[[C], Callable[..., Any]]] = {
     **modeledit.SPECIAL,
     **models.SPECIAL,
     **nnopbase.SPECIAL,
-    opcalls.ENTRY: lambda c: opentry.entry(c, _operator, guarded),
+    opcalls.ENTRY: opentry.entry(_operator_implementation, guarded),
     **opfunctions.SPECIAL,
     **randomnum.SPECIAL,
     **streamstate.SPECIAL,
@@ -266,13 +274,6 @@ def operator_functions() -> frozenset[str]:
     implements one (the call table resolves every operator's phase 2, implemented or not)."""
     names = {n for op in catalog().ops.values() for n in (op.ws_name, op.c_name)}
     return frozenset(names | {n for decl in OPS.user().values() for n in (decl.ws_name, decl.c_name)})
-
-
-def _operator(c: C, name: str, result: str, params: list[tuple[str, str]]) -> Callable[..., Any] | None:
-    """What implements a function of libopapi.so's generated C (`client.capi.opentry`): None for one vnpu lacks."""
-    if name in hostobj.OPERATORS or (name in SPECIAL and name != opcalls.ENTRY):
-        return implementation(c, name, result, params)
-    return None
 
 
 def is_implemented(name: str) -> bool:

@@ -62,16 +62,16 @@ def _unpacker(c: C, ctype: str) -> Callable[[Any], Any]:
     return lambda arg: arg.i
 
 
-Find = Callable[[C, str, str, list[tuple[str, str]]], Body | None]
-"""What implements a function (c, name, result, params), None for one vnpu does not implement (`client.capi.bridge`)."""
+Resolve = Callable[[C, str, str, list[tuple[str, str]]], "Body | None"]
 Guard = Callable[[C, str, str, Body], Body]
 
 
-def make(c: C, name: str, signature: str, find: Find, guard: Guard) -> Callable[[Any], Any]:
-    """The function `name` of the library as the entry calls it: args (a vnpuArg array) in, its C result out."""
+def make(c: C, name: str, signature: str, resolve: Resolve, guard: Guard) -> Callable[[Any], Any]:
+    """The function `name` of the library as the entry calls it: args (a vnpuArg array) in, its C result out.
+    `resolve` gives what vnpu implements for it (None: not implemented), `guard` turns failures into C results."""
     result, *ctypes = signature.split(SEPARATOR)
     params = [(ctype, f"arg{i}") for i, ctype in enumerate(ctypes)]
-    implementation = find(c, name, result, params) or not_implemented(c, name, ctypes)
+    implementation = resolve(c, name, result, params) or not_implemented(c, name, ctypes)
     guarded = guard(c, name, result, implementation)
     unpack = [_unpacker(c, ctype) for ctype in ctypes]
     count = len(unpack)
@@ -80,22 +80,26 @@ def make(c: C, name: str, signature: str, find: Find, guard: Guard) -> Callable[
     return lambda args: guarded(*[read(args[i]) for i, read in enumerate(unpack)])
 
 
-def entry(c: C, find: Find, guard: Guard) -> Callable[[Any, Any, Any], Any]:
-    """vnpuAclnnCall: each function made on its first call (a lock: two threads may call it first together), its
-    implementation from `find`, guarded by `guard` as every toolkit function is."""
-    made: dict[bytes, Callable[[Any], Any]] = {}
-    lock = threading.Lock()
-    string = c.ffi.string
+def entry(resolve: Resolve, guard: Guard) -> Callable[[C], Callable[[Any, Any, Any], Any]]:
+    """vnpuAclnnCall, made for a library: each function made on its first call (a lock: two threads may call it
+    first together)."""
 
-    def body(name: Any, signature: Any, args: Any) -> Any:
-        key = string(name)
-        function = made.get(key)
-        if function is None:
-            with lock:
-                function = made.get(key)
-                if function is None:
-                    function = made[key] = make(c, key.decode(), string(signature).decode(), find, guard)
-        result = function(args)
-        return 0 if result is None else result
+    def made_for(c: C) -> Callable[[Any, Any, Any], Any]:
+        made: dict[bytes, Callable[[Any], Any]] = {}
+        lock = threading.Lock()
+        string = c.ffi.string
 
-    return body
+        def body(name: Any, signature: Any, args: Any) -> Any:
+            key = string(name)
+            function = made.get(key)
+            if function is None:
+                with lock:
+                    function = made.get(key)
+                    if function is None:
+                        function = made[key] = make(c, key.decode(), string(signature).decode(), resolve, guard)
+            result = function(args)
+            return 0 if result is None else result
+
+        return body
+
+    return made_for
