@@ -243,3 +243,50 @@ def _dynamic_quant(args: Args) -> dict[str, np.ndarray]:
 
 REFERENCES["ScatterNdUpdate"] = _scatter_nd_update
 REFERENCES["DynamicQuant"] = _dynamic_quant
+
+
+def _weight_quant_batch_matmul_v2(args: Args) -> dict[str, np.ndarray]:
+    """W8A16: y = x @ ((weight + antiquantOffset) · antiquantScale) + bias, the scale per tensor, per channel or
+    per group of antiquantGroupSize rows; int8 weights and float scales only, no quantized output."""
+    weight = np.asarray(args["weight"])
+    scale = np.asarray(args["antiquantScale"])
+    if weight.dtype != np.int8 or scale.dtype.kind not in "fV" or args.get("quantScaleOptional") is not None:
+        raise ValueError("an int4 weight, a packed scale or a quantized output")
+    group, w = int(args.get("antiquantGroupSize") or 0), weight.astype(np.float64)
+    offset = args.get("antiquantOffsetOptional")
+
+    def rows(t: Any) -> np.ndarray:
+        t = f64(t)
+        return np.repeat(t, group, axis=0)[: w.shape[0]] if group else t
+
+    w = (w + (rows(offset) if offset is not None else 0.0)) * rows(scale)
+    y = f64(args["x"]) @ w
+    if args.get("biasOptional") is not None:
+        y = y + f64(args["biasOptional"])
+    return {"y": y}
+
+
+REFERENCES["WeightQuantBatchMatmulV2"] = _weight_quant_batch_matmul_v2
+
+
+def _apply_top_k_top_p(args: Args) -> dict[str, np.ndarray]:
+    """Per row: keep the values ≥ the k-th largest (k ≤ 0 or ≥ V keeps all), softmax what is kept, drop the
+    smallest ones whose cumulative probability (from the smallest) is ≤ 1 - p, always keeping the largest; the rest
+    -inf."""
+    logits = f64(args["logits"])
+    out = np.full_like(logits, -np.inf)
+    for b, row in enumerate(logits):
+        keep = np.ones(row.shape, bool)
+        if args.get("k") is not None and 0 < int(np.ravel(args["k"])[b]) < row.size:
+            keep = row >= np.sort(row)[::-1][int(np.ravel(args["k"])[b]) - 1]
+        if args.get("p") is not None:
+            order = np.argsort(row, kind="stable")
+            kept = np.where(keep[order], np.exp(row[order] - row[keep].max()), 0.0)
+            dropped = np.cumsum(kept / kept.sum()) <= 1 - float(np.ravel(args["p"])[b])
+            dropped[-1] = False
+            keep[order[dropped]] = False
+        out[b, keep] = row[keep]
+    return {"out": out}
+
+
+REFERENCES["ApplyTopKTopP"] = _apply_top_k_top_p

@@ -145,3 +145,44 @@ def moe_gating_top_k_softmax(args: Args) -> dict[str, np.ndarray]:
 
 REFERENCES["ApplyRotaryPosEmb"] = apply_rotary_pos_emb
 REFERENCES["MoeGatingTopKSoftmax"] = moe_gating_top_k_softmax
+
+
+def _heads_first(x: np.ndarray, layout: str, heads: int) -> np.ndarray:
+    """[B, N, S, D] from BSH, SBH, BSND or BNSD."""
+    x = np.asarray(x, np.float64)
+    if layout == "SBH":
+        x = x.transpose(1, 0, 2)
+        layout = "BSH"
+    return _bnsd(x, layout, heads)
+
+
+def flash_attention_score(args: Args) -> dict[str, np.ndarray]:
+    """Training forward without pse, dropout or sparse bands: softmax(scale·QKᵀ, masked) V, and the row max and
+    the row sum of exp(score - max) of the scaled, masked scores, each repeated 8 times ([B, N, Sq, 8])."""
+    if args.get("realShiftOptional") is not None or float(args.get("keepProb", 1.0)) != 1.0:
+        raise ValueError("pse or dropout is not covered")
+    if int(args.get("sparseMode") or 0) != 0 or max(int(args["preTokens"]), int(args["nextTokens"])) < INT_MAX:
+        raise ValueError("a sparse mode or band is not covered")
+    layout, heads = str(args["inputLayout"]), int(args["headNum"])
+    q = _heads_first(args["query"], layout, heads)
+    kv_heads = np.shape(args["key"])[-1] // q.shape[-1] if layout in ("BSH", "SBH") else heads
+    k, v = (_heads_first(args[name], layout, kv_heads) for name in ("key", "value"))
+    kv_heads = k.shape[1]
+    scores = np.einsum("bnsd,bntd->bnst", q, np.repeat(k, heads // kv_heads, 1)) * float(args["scaleValue"])
+    mask = args.get("attenMaskOptional")
+    if mask is not None:
+        m = np.asarray(mask).astype(bool)
+        m = m[None, None] if m.ndim == 2 else m[:, None] if m.ndim == 3 else m
+        scores = np.where(np.broadcast_to(m, scores.shape), -np.inf, scores)
+    top = scores.max(-1, keepdims=True)
+    weights = np.exp(scores - top)
+    total = weights.sum(-1, keepdims=True)
+    out = np.einsum("bnst,bntd->bnsd", weights / total, np.repeat(v, heads // kv_heads, 1))
+    b, n, s, d = out.shape
+    shaped = {"BNSD": out, "BSND": out.transpose(0, 2, 1, 3), "BSH": out.transpose(0, 2, 1, 3).reshape(b, s, n * d)}
+    shaped["SBH"] = shaped["BSH"].transpose(1, 0, 2)
+    return {"attentionOutOut": shaped[layout], "softmaxMaxOut": np.repeat(top, 8, -1),
+            "softmaxSumOut": np.repeat(total, 8, -1)}  # fmt: skip
+
+
+REFERENCES["FlashAttentionScore"] = REFERENCES["FlashAttentionScoreV2"] = flash_attention_score
