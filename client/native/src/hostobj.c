@@ -48,6 +48,16 @@ VN_EXPORT void *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, i
                                 void *tensorData)
 {
     vn_enter(API_TENSOR);
+    int64_t contiguous[MAX_DIMS];
+    if (viewDimsNum && viewDims && !stride && viewDimsNum <= MAX_DIMS && vn_readable(viewDims, viewDimsNum * 8)) {
+        /* NULL strides are contiguous ones, as CANN's own op_api code passes them */
+        int64_t step = 1;
+        for (uint64_t i = viewDimsNum; i-- > 0;) {
+            contiguous[i] = step;
+            step *= viewDims[i];
+        }
+        stride = contiguous;
+    }
     if ((viewDimsNum && !viewDims) || (viewDimsNum && !stride) || (storageDimsNum && !storageDims)) {
         const char *which = viewDimsNum && !viewDims ? "viewDims" : viewDimsNum && !stride ? "stride" : "storageDims";
         vn_fail(161001, API_TENSOR, "%s is NULL but its length is %llu", which,

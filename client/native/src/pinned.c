@@ -346,6 +346,14 @@ static int copy(const char *api, void *dst, size_t destMax, const void *src, siz
     int ready = vn_ready(api);
     if (ready) return ready;
     int dst_pageable = pageable(dst, host_dst(kind)), src_pageable = pageable(src, host_src(kind));
+    for (int side = 0; side < 2; side++) { /* device memory where host memory is taken: reading it would crash */
+        uintptr_t a = (uintptr_t)(side ? src : dst);
+        if ((side ? src_pageable : dst_pageable) && a >= DEVICE_BASE && a < DEVICE_END)
+            return vn_fail(107000, api,
+                           "%s %#llx is device memory (aclrtMalloc), but a %s copy takes host memory there: allocate "
+                           "it with aclrtMallocHost or malloc, or copy DEVICE_TO_DEVICE",
+                           side ? "src" : "dst", (unsigned long long)a, side ? "HOST_TO_DEVICE" : "DEVICE_TO_HOST");
+    }
     if ((src_pageable && count <= destMax && !vn_readable(src, count)) || (dst_pageable && !vn_readable(dst, count)))
         return vn_fail(100000, api, "%s does not hold count (%zu) bytes of this program", src_pageable ? "src" : "dst",
                        count);

@@ -752,8 +752,20 @@ static void once_unreachable(const char *endpoint, const char *reason)
     const char *level = getenv("ASCEND_GLOBAL_LOG_LEVEL"), *to_stdout = getenv("ASCEND_SLOG_PRINT_TO_STDOUT");
     if (level && atoi(level) >= 4) return;
     FILE *out = to_stdout && atoi(to_stdout) == 1 ? stdout : stderr;
-    fprintf(out, "vnpu: cannot reach the vnpu daemon at %s: %s\n", endpoint, reason);
+    fprintf(out, "vnpu: aclInit failed: cannot reach the vnpu daemon at %s: %s; the program's ACL calls fail until it "
+                 "answers\n", endpoint, reason);
     fflush(out);
+}
+
+/* Which daemon aclInit reached, at CANN's info level on stdout (ASCEND_SLOG_PRINT_TO_STDOUT=1 with
+ * ASCEND_GLOBAL_LOG_LEVEL 0 or 1), in the Python client's words (its vnpu.client logger). */
+static void say_connected(const char *endpoint, const char *context, const char *session)
+{
+    const char *level = getenv("ASCEND_GLOBAL_LOG_LEVEL"), *to_stdout = getenv("ASCEND_SLOG_PRINT_TO_STDOUT");
+    if (!to_stdout || atoi(to_stdout) != 1 || !level || !*level || atoi(level) > 1) return;
+    printf("[INFO] vnpu: connected to the vnpu daemon at %s over the WebSocket: context %s, session %s\n", endpoint,
+           context, session);
+    fflush(stdout);
 }
 
 static void query_escape(char *out, size_t n, const char *value)
@@ -838,9 +850,10 @@ static int open_session(vn_config *config, vn_session **made)
     mp_tree t;
     const mp_obj *m = mp_parse(&t, hello, len);
     const mp_obj *h = mp_get(m, "hello");
-    char *ctx = mp_strdup(mp_get(h, "context"));
+    char *ctx = mp_strdup(mp_get(h, "context")), *session = mp_strdup(mp_get(h, "session"));
     snprintf(s->context, sizeof(s->context), "%s", ctx ? ctx : "");
-    free(ctx);
+    say_connected(config->endpoint, s->context, session ? session : "");
+    free(ctx), free(session);
     mp_tree_free(&t);
     pthread_create(&s->reader, NULL, reader, s);
     *made = s;

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from proto.aclnn import OPS, KernelDesc, aclOpExecutor, consume
+from proto.aclnn.extents import resolving
 from proto.aclnn.phase1 import get_workspace_size
 from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 from server.npu.area import Area, acl_call
@@ -36,8 +37,9 @@ class AclnnCalls(Area):
         if decl is None:
             raise AclError(ACLNN_ERR_PARAM_INVALID, f"unknown operator {op!r}", "vnpuWorkspaceSize")
         try:
-            described = KernelDesc.from_wire({"op": op, "args": args, "workspace_size": 0})
-            size, _ = get_workspace_size(decl, described.args)
+            with resolving(lambda ptr: launch.block_in_context(self.ctx, ptr)):  # a tensor past its block is named
+                described = KernelDesc.from_wire({"op": op, "args": args, "workspace_size": 0})
+                size, _ = get_workspace_size(decl, described.args)
         except AclError as error:
             error.api = decl.ws_name
             raise

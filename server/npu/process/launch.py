@@ -109,6 +109,15 @@ def _block_of(ctx: Context, device: Device, ptr: int) -> tuple[int, int] | None:
     return (block.ptr, block.size) if block is not None and block.ptr in ctx.memory.allocations else None
 
 
+def block_in_context(ctx: Context, ptr: int) -> tuple[int, int] | None:
+    """(base, size) of this context's aclrtMalloc allocation on any device that holds `ptr`: phase 1 names no
+    device (the native toolkit's phase 1, `vnpuWorkspaceSize`)."""
+    for device in ctx.machine.devices:
+        if (found := _block_of(ctx, device, ptr)) is not None:
+            return found
+    return None
+
+
 def allocated(ctx: Context, device: Device, ptr: int, nbytes: int) -> bool:
     """Whether [ptr, ptr + nbytes) lies in one aclrtMalloc allocation of this context on `device`."""
     if ptr not in device.arena:
