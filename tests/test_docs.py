@@ -225,7 +225,9 @@ def test_acl_names_in_the_docs_exist() -> None:
     known = set(client.acl.__all__) | set(re.findall(r"\b(acl\w+)", headers))
     known |= {name for op in catalog().ops.values() for name in (op.c_name, op.ws_name)}
     known |= {function.name for function in catalog().functions}
-    placeholders = {"aclXxx", "aclnnX", "aclnnXGetWorkspaceSize", "aclnnXxxGetWorkspaceSize", "aclnnXVn", "aclnnInner"}
+    placeholders = {"aclXxx", "aclnnX", "aclnnXxx", "aclnnXGetWorkspaceSize", "aclnnXxxGetWorkspaceSize", "aclnnXVn"}
+    placeholders |= {"aclnnInner"}
+    placeholders |= {"aclnnFusedInferAttentionScoreV3GetMaxWorkspaceSize"}  # pytorch.md: cited as not exported yet
     placeholders |= {"aclnnOuterScaledAdd", "aclnnOuterScaledAddGetWorkspaceSize"}  # operators.md's own example
     cited = {(p.name, n) for p in PAGES for n in re.findall(r"\b(acl(?:rt|mdl|nn|sys|tdt)?[A-Z]\w*)", p.read_text())}
     assert sorted((page, n) for page, n in cited if n not in known | placeholders) == []
