@@ -253,6 +253,7 @@ DOCS: Final[dict[str, str]] = {
     "aclrtLaunchKernelWithConfig": "Queue a kernel on a stream over numBlocks blocks, with an argument block.",
     "vnpuLaunchKernel": "vnpu's own: a kernel launched by name, as <<<numBlocks, nullptr, stream>>>(args...).",
     "vnpuTakePrinted": "vnpu's own: what the process's kernels printed since the last call, in stream order.",
+    "vnpuWorkspaceSize": "vnpu's own: an operator's phase 1 by the daemon's rules, for a client without them.",
     "vnpuMarkerMark": "vnpu's own: an instant marker on the calling thread's lane of the trace (mstx, msproftx).",
     "vnpuMarkerRangeStart": "vnpu's own: a range marker starts on the calling thread's lane; the client numbers it.",
     "vnpuMarkerRangeEnd": "vnpu's own: a range marker ends and becomes a slice of the trace.",

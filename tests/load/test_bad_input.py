@@ -701,7 +701,7 @@ def base_args(api: str) -> dict[str, Any]:
     """Arguments of `api` that its request model accepts: 0, or None, b"", "" or [] where 0 is not of the type."""
     model, args = CALLS[api].request, dict.fromkeys(CALLS[api].arg_names, 0)
     for name in args:
-        for candidate in (0, None, b"", "", [], False):
+        for candidate in (0, None, b"", "", [], False, {}):
             args[name] = candidate
             try:
                 model.model_validate(args)

@@ -185,6 +185,11 @@ async def exercise(c: Caller) -> None:
     await c("vnpuLaunchKernel", kernelName="DeviceRead", numBlocks=1, stream=s2, args=slot)
     await c("aclrtSynchronizeStream", stream=s2)
     assert (await c("vnpuTakePrinted"))["text"].startswith("Destination data: ")
+    # phase 1 by the daemon's rules (the native client's way): the workspace size the Python rules give
+    x4 = tensor_at(0x1000, (4,), F32)
+    size, add = nn.aclnnAddGetWorkspaceSize(x4, x4, nn.aclCreateScalar(1.0, F32), x4)
+    wire = add.kernel.to_wire()["args"]
+    assert await c("vnpuWorkspaceSize", op="Add", args=wire) == {"workspaceSize": size}
     await c("vnpuMarkerRangeStart", rangeId=3, message="r", domain=None, stream=s2)
     await c("vnpuMarkerMark", message="m", domain="d", stream=s2)
     await c("vnpuMarkerRangeEnd", rangeId=3)
