@@ -1,4 +1,4 @@
-/* The session's state, shared by session.c, config.c and embedded.c. */
+/* The session's state, shared by session.c, thread.c, pipeline.c, reader.c, call.c, config.c and embedded.c. */
 #ifndef VNPU_NATIVE_SESSION_H
 #define VNPU_NATIVE_SESSION_H
 
@@ -64,6 +64,48 @@ typedef struct {
     int local_memory; /* pinned host memory is the daemon's shared memory mapped here */
     int embedded;
 } vn_config;
+
+/* The calling thread (thread.c). */
+typedef struct {
+    const char *api;
+    uint32_t count;
+} count_slot;
+
+#define COUNT_SLOTS 512
+typedef struct vn_thread {
+    long tid;
+    const char *api; /* the current call */
+    uint32_t ordinal;
+    char *message;   /* the last error message (aclGetRecentErrMsg) */
+    char *returned;  /* what aclGetRecentErrMsg returned last: valid until the next one */
+    int last_error;  /* aclrtGetLastError */
+    count_slot counts[COUNT_SLOTS];
+} vn_thread;
+
+vn_thread *vn_self(void);
+void vn_place_of(char *out, size_t n, const char *api, uint32_t number); /* "the 3rd aclnnAdd call of this thread" */
+char *vn_sprintf_alloc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int vn_keep_error(int code, const char *api, const char *message); /* "api: NAME (code): message", kept; `code` */
+
+/* Pipelining (pipeline.c). */
+#define PLACES 16384
+#define ARRAY_HEAD 5 /* the outbox's frame starts with room for an array header */
+void vn_outbox_reset(vn_session *s);
+int vn_outbox_now(vn_session *s); /* send what is pending, as one frame (the caller holds neither lock) */
+void *vn_flusher(void *session);
+char *vn_located(char *message);
+void vn_pipelined_error(vn_session *s, const mp_obj *m);
+int vn_settle_earlier(vn_session *s); /* the thread's earlier pipelined failure (0: none) */
+void vn_report_task(const mp_obj *task);
+
+/* The reader (reader.c). */
+void *vn_reader(void *session);
+void vn_end_connection(vn_session *s, const char *why);
+int vn_idle_finished(vn_session *s, uint64_t stream);
+
+/* Calls (call.c) and the sessions opened for a call before aclInit (session.c). */
+int vn_call_unwatched(vn_req *r, vn_reply *out); /* vn_call without the stream-state watch */
+int vn_before_init(vn_req *r, vn_reply *out);
 
 #pragma GCC visibility push(default)
 extern vn_session *vn_current;
