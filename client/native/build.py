@@ -1,7 +1,8 @@
 """`vnpu toolkit`: the toolkit directory, its libraries native C (see `client.native`).
 
     lib64/libascendcl.so   the core (src/) and the generated runtime functions; libacl_rt.so ... name it too
-    lib64/libnnopbase.so   the aclnn host objects and phase 1 (src/hostobj.c); NEEDs libascendcl.so
+    lib64/libnnopbase.so   the aclnn host objects and phase 1 (src/hostobj.c, hostlist.c, phases.c); NEEDs
+                           libascendcl.so
     lib64/libopapi.so      every function of CANN's operator library, generated (`opgen`); NEEDs libnnopbase.so
                            and libascendcl.so; libopapi_math.so, ..., libaclnn_ops_infer.so, ... name it too
     lib64/libhccl.so       HCCL for one rank (src/hccl/); NEEDs libascendcl.so
@@ -36,7 +37,8 @@ from proto.identity import SOC_NAME
 
 PACKAGE = Path(__file__).parent
 SOURCES = PACKAGE / "src"
-NNOPBASE = ("hostobj.c", "hostlist.c")  # the aclnn host objects; every other source of src/ is libascendcl.so's core
+# the aclnn host objects and phases; every other source of src/ is libascendcl.so's core
+NNOPBASE = ("hostobj.c", "hostlist.c", "phases.c")
 CORE = tuple(sorted(p.name for p in SOURCES.glob("*.c") if p.name not in NNOPBASE))
 FLAGS = (
     "-std=gnu11",

@@ -1,4 +1,5 @@
-/* The aclnn host objects and the operators' two phases (hostobj.c), driven by the generated operator table. */
+/* The aclnn host objects (hostobj.c, hostlist.c) and the operators' two phases (phases.c), driven by the generated
+ * operator table. */
 #ifndef VNPU_NATIVE_HOSTOBJ_H
 #define VNPU_NATIVE_HOSTOBJ_H
 
@@ -89,6 +90,14 @@ typedef struct { /* aclBoolArray (0/1), aclFloatArray: a copy of the program's v
     uint64_t n;
     double *values;
 } vn_values;
+
+/* an aclOpExecutor: made by phase 1 (phases.c), destroyed by aclDestroyAclOpExecutor (hostobj.c) */
+typedef struct {
+    obj_head h;
+    const vn_op *op;
+    mp_buf desc; /* {"op", "args", "workspace_size"} msgpack: what phase 2 sends */
+    int repeatable;
+} vn_executor;
 
 /* the table of live handles (handles.c, in libascendcl: exported to the other libraries) */
 #pragma GCC visibility push(default)
