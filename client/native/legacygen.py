@@ -1,5 +1,6 @@
-"""The generated part of the legacy operator path and versions (`src/legacy.c`, `src/opcompiler/opcompiler.c`):
-what `proto.legacyop` and `proto.host` answer, evaluated at build time so that C answers what Python answers.
+"""The generated part of the legacy operator path and versions (`src/legacy.c`, `src/opcompiler/opcompiler.c`,
+`src/versions.c`): what `proto.legacyop` and `proto.host` answer, evaluated at build time so that C answers what
+Python answers.
 
 - `vn_aclnn_only`: the refusal's text naming the operator (`proto.legacyop.ACLNN_ONLY`, `%s` for the operator);
 - `vn_jit_default`: what aclGetCompileopt(ACL_OP_JIT_COMPILE) reads for the SoC vnpu presents;

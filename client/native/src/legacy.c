@@ -1,8 +1,7 @@
 /* The legacy single-operator API from C, as proto.legacyop runs it: tensor descriptions (aclTensorDesc) and
  * operator attributes (aclopAttr) are host objects of the program; executing a legacy operator is refused with
  * ACL_ERROR_OP_NOT_FOUND naming it (vnpu runs aclnn operators only; a fallback answering 0 would leave the output
- * uncomputed). Also here: the profiling reports torch_npu links (accepted and dropped: vnpu collects no msprof
- * data), aclsysGetCANNVersion and aclrtDeviceGetUuid.
+ * uncomputed). (The profiling reports are profiling.c's, aclsysGetCANNVersion and aclrtDeviceGetUuid versions.c's.)
  *
  * A getter given a pointer that is no description answers what the runtime answers for NULL (its result type has
  * no room for an error); a setter answers 100000. The generated part (gen_legacy.c, client/native/legacygen.py)
@@ -12,10 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "acl/acl.h"
-#include "profiling/aprof_pub.h"
 #include "core.h"
 #include "legacy.h"
 
@@ -354,102 +351,4 @@ VN_EXPORT aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDe
     (void)inputDesc, (void)inputs, (void)outputs, (void)attr, (void)stream;
     return vn_refuse_execution("aclopExecuteV2", opType, numInputs, numOutputs, (const aclTensorDesc *const *)outputDesc,
                                0, 0);
-}
-
-/* ---- versions, the device's UUID ---------------------------------------------------------------------------- */
-VN_EXPORT aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *version)
-{
-    const char *api = "aclsysGetCANNVersion";
-    vn_enter(api);
-    if (!version) return vn_fail(INVALID, api, "version is NULL: it must point to an aclCANNPackageVersion");
-    if ((int)name == vn_pkg_driver) return vn_fail(vn_pkg_driver_code, api, "%s", vn_pkg_driver_message);
-    const char *package = vn_cann_package((int)name);
-    if (!package) return vn_fail(INVALID, api, "name %d is not an aclCANNPackageName", (int)name);
-    char text[ACL_PKG_VERSION_MAX_SIZE];
-    int code = aclsysGetVersionStr((char *)package, text);
-    if (code) return code;
-    char *dash = strchr(text, '-'); /* "X.Y.Z-suffix": the suffix joins the last part, its dots dropped */
-    if (dash) {
-        char *w = dash;
-        for (char *r = dash + 1; *r; r++)
-            if (*r != '.') *w++ = *r;
-        *w = '\0';
-        memmove(dash + 1, dash, strlen(dash) + 1), *dash = '.';
-    }
-    char *parts[4] = {"0", "0", "0", "0"}, copy[ACL_PKG_VERSION_MAX_SIZE];
-    snprintf(copy, sizeof(copy), "%s", text);
-    int n = 0;
-    for (char *save, *p = strtok_r(copy, ".", &save); p && n < 4; p = strtok_r(NULL, ".", &save)) parts[n++] = p;
-    if (n < 2) return vn_fail(100003, api, "the version '%s' of %s has fewer than two parts", text, package);
-    memset(version, 0, sizeof(*version));
-    snprintf(version->version, sizeof(version->version), "%s", text);
-    snprintf(version->majorVersion, sizeof(version->majorVersion), "%s", parts[0]);
-    snprintf(version->minorVersion, sizeof(version->minorVersion), "%s", parts[1]);
-    snprintf(version->releaseVersion, sizeof(version->releaseVersion), "%s", parts[2]);
-    snprintf(version->patchVersion, sizeof(version->patchVersion), "%s", parts[3]);
-    return 0;
-}
-
-VN_EXPORT aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)
-{
-    const char *api = "aclrtDeviceGetUuid";
-    vn_enter(api);
-    if (!uuid) return vn_fail(INVALID, api, "uuid is NULL: it must point to where the result goes");
-    int ready = vn_ready(api);
-    if (ready) return ready;
-    vn_req r;
-    vn_req_begin(&r, api, 1, 0);
-    mp_key(&r.b, "deviceId"), mp_int(&r.b, deviceId);
-    vn_reply reply;
-    int code = vn_call(&r, &reply);
-    if (code) return code;
-    const mp_obj *got = vn_out(&reply, "uuid");
-    memset(uuid, 0, sizeof(*uuid));
-    if (got && got->type == MP_BIN) memcpy(uuid, got->v.s, got->n < sizeof(*uuid) ? got->n : sizeof(*uuid));
-    vn_reply_free(&reply);
-    return 0;
-}
-
-/* ---- profiling reports: accepted and dropped ---------------------------------------------------------------- */
-VN_EXPORT int32_t MsprofSetDeviceIdByGeModelIdx(const uint32_t geModelIdx, const uint32_t deviceId)
-{
-    (void)geModelIdx, (void)deviceId;
-    return 0;
-}
-VN_EXPORT int32_t MsprofRegisterCallback(uint32_t moduleId, ProfCommandHandle handle)
-{
-    (void)moduleId, (void)handle;
-    return 0;
-}
-VN_EXPORT int32_t MsprofReportApi(uint32_t nonPersistantFlag, const struct MsprofApi *api)
-{
-    (void)nonPersistantFlag, (void)api;
-    return 0;
-}
-VN_EXPORT int32_t MsprofReportCompactInfo(uint32_t nonPersistantFlag, const VOID_PTR data, uint32_t length)
-{
-    (void)nonPersistantFlag, (void)data, (void)length;
-    return 0;
-}
-VN_EXPORT int32_t MsprofReportAdditionalInfo(uint32_t nonPersistantFlag, const VOID_PTR data, uint32_t length)
-{
-    (void)nonPersistantFlag, (void)data, (void)length;
-    return 0;
-}
-
-/* a stable 64-bit id of the text (FNV-1a); the maximum for NULL or empty text, as libprofapi answers, and for a
- * length longer than the memory mapped there (never read past it) */
-VN_EXPORT uint64_t MsprofGetHashId(const char *hashInfo, size_t length)
-{
-    if (!hashInfo || !length || !vn_readable(hashInfo, length)) return UINT64_MAX;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < length; i++) h = (h ^ (uint8_t)hashInfo[i]) * 1099511628211ull;
-    return h == UINT64_MAX ? h - 1 : h;
-}
-
-VN_EXPORT uint64_t MsprofSysCycleTime(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }

@@ -1,4 +1,5 @@
-/* The legacy operator path (legacy.c, opcompiler/opcompiler.c) and what is generated for it (legacygen.py). */
+/* The legacy operator path (legacy.c, opcompiler/opcompiler.c, versions.c) and what is generated for it
+ * (legacygen.py). */
 #ifndef VNPU_NATIVE_LEGACY_H
 #define VNPU_NATIVE_LEGACY_H
 
