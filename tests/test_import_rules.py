@@ -10,6 +10,11 @@
   surface (`area`, `calls`, `runtime`); `process` does not import the surface; an area imports no other area
   (`calls` modules import no `calls` module); `ops` (the aclnn kernels) imports nothing of the device outside it.
 - Sizes: no `server/npu` folder over 15 modules, no `server/npu` module over 400 lines.
+- Sizes of the native toolkit (`client/native`), the same rule of small modules with one concept each: no Python
+  module over 400 lines (the generators: `codegen` walks, `plan` decides, `callgen`/`opgen`/`hostgen` emit), and
+  no hand-written C source or header of `src/` (subfolders included) over 450 lines -- C spends more lines on the
+  same idea (declarations, braces, error paths), so its bound is a little looser; a file that outgrows it is split
+  along its seams (as `session.c` was into `session`, `call`, `pipeline`, `reader`, `thread`).
 """
 
 from __future__ import annotations
@@ -203,3 +208,17 @@ def test_server_npu_folders_and_modules_stay_small() -> None:
         str(p.relative_to(ROOT)): n for p in npu.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400
     }
     assert (big_folders, long_modules) == ({}, {})
+
+
+NATIVE = ROOT / "client" / "native"
+
+
+def _longer_than(paths: list[Path], most: int) -> dict[str, int]:
+    return {str(p.relative_to(ROOT)): n for p in paths if (n := len(p.read_text().splitlines())) > most}
+
+
+def test_client_native_modules_and_c_sources_stay_small() -> None:
+    modules = sorted(NATIVE.rglob("*.py"))
+    sources = sorted([*(NATIVE / "src").rglob("*.c"), *(NATIVE / "src").rglob("*.h")])
+    assert modules and sources
+    assert (_longer_than(modules, 400), _longer_than(sources, 450)) == ({}, {})
