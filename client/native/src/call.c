@@ -13,6 +13,7 @@
 #define MAX_CALLS 128
 #define MAX_BYTES (256 << 10)
 
+/* What the call's kernels printed (kernel printf), on the program's stdout. */
 static void write_printed(const mp_obj *printed)
 {
     if (!printed || printed->type != MP_STR || !printed->n) return;
