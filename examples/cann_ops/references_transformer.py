@@ -143,7 +143,33 @@ def moe_gating_top_k_softmax(args: Args) -> dict[str, np.ndarray]:
     return {"yOut": values, "expertIdxOut": order, "rowIdxOut": rows}
 
 
+def rope_with_sin_cos_cache(args: Args) -> dict[str, np.ndarray]:
+    """vLLM's rotary embedding: the cache row of each token's position is [cos | sin] (rotaryDim/2 each); each head's
+    first rotaryDim values, as complex numbers (NeoX: first half + i·second half; GPT-J: even + i·odd), are
+    multiplied by cos + i·sin, the rest kept. mrope (mropeSection) raises."""
+    if args.get("mropeSection") is not None:
+        raise ValueError("mropeSection is not covered")
+    table = np.asarray(args["cosSinCache"], np.float64)[np.asarray(args["positions"], np.int64)]
+    half = table.shape[-1] // 2
+    turn = (table[:, :half] + 1j * table[:, half:])[:, None, :]  # [T, 1, rotaryDim/2]
+    head, neox = int(args["headSize"]), bool(args["isNeoxStyle"])
+    result = {}
+    for given, name in (("queryIn", "queryOut"), ("keyIn", "keyOut")):
+        x = np.asarray(args[given], np.float64)
+        heads = x.reshape(x.shape[0], -1, head).copy()
+        part = heads[..., : 2 * half]
+        if neox:
+            z = (part[..., :half] + 1j * part[..., half:]) * turn
+            heads[..., : 2 * half] = np.concatenate([z.real, z.imag], axis=-1)
+        else:
+            z = (part[..., 0::2] + 1j * part[..., 1::2]) * turn
+            heads[..., : 2 * half] = np.stack([z.real, z.imag], axis=-1).reshape(part.shape)
+        result[name] = heads.reshape(x.shape)
+    return result
+
+
 REFERENCES["ApplyRotaryPosEmb"] = apply_rotary_pos_emb
+REFERENCES["RopeWithSinCosCache"] = rope_with_sin_cos_cache
 REFERENCES["MoeGatingTopKSoftmax"] = moe_gating_top_k_softmax
 
 
