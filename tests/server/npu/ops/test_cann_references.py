@@ -3,10 +3,13 @@ against vnpu's kernels on random data: a reference that agreed with nothing woul
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import ml_dtypes
 import numpy as np
 import pytest
 
+from server.npu.ops.math.random import inplace_uniform, sim_thread_exponential
 from server.npu.ops.transformer.rope import rope_with_sin_cos_cache
 from tests.server.npu.ops.test_ops_dump import verdict_module
 
@@ -32,3 +35,34 @@ def test_the_rope_with_sin_cos_cache_reference(neox: bool) -> None:
     x = query[0].astype(np.float64)
     first = x[0] * c[0] - x[16] * s[0] if neox else x[0] * c[0] - x[1] * s[0]
     assert np.isclose(want["queryOut"][0, 0], first)
+
+
+def samples_module() -> ModuleType:
+    verdict_module()  # puts examples/cann_ops on sys.path
+    import samples  # type: ignore[import-not-found]
+
+    return samples  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
+def test_the_random_operators_are_judged_as_samples(dtype: type) -> None:
+    """The kernels' samples pass (over 20 seeds: a test that rejects at p < 1e-4); what is not a sample of the
+    launch's distribution fails: another parameter, a shift, a constant, a value outside the support, an element
+    past count changed."""
+    checks = samples_module().SAMPLES
+    for seed in range(20):
+        x = np.zeros(400, dtype)
+        inplace_uniform(x, 2.4, 4.4, seed, 0, None)
+        assert checks["InplaceUniform"]({"from": 2.4, "to": 4.4, "selfRef": np.zeros(400)}, x) == ""
+        e = np.full(400, 7, dtype)
+        sim_thread_exponential(e, 300, 0.5, seed, 4, None)
+        given = {"count": 300, "lambd": 0.5, "selfRef": np.full(400, 7.0)}
+        assert checks["SimThreadExponential"](given, e) == ""
+    assert "Kolmogorov" in checks["SimThreadExponential"]({**given, "lambd": 1.0}, e)
+    assert "Kolmogorov" in checks["InplaceUniform"]({"from": 2.4, "to": 5.4}, x)
+    assert "Kolmogorov" in checks["InplaceUniform"]({"from": 2.4, "to": 4.4}, np.full(400, 3.4, dtype))
+    assert "outside" in checks["InplaceUniform"]({"from": 2.0, "to": 4.0}, x)
+    shifted = e.copy()
+    shifted[:300] -= dtype(0.25)
+    assert "outside" in checks["SimThreadExponential"](given, shifted)
+    assert "past count" in checks["SimThreadExponential"]({**given, "count": 200}, e)
