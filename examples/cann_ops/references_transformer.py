@@ -212,3 +212,34 @@ def flash_attention_score(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["FlashAttentionScore"] = REFERENCES["FlashAttentionScoreV2"] = flash_attention_score
+
+
+def grouped_matmul(args: Args) -> dict[str, np.ndarray]:
+    """GroupedMatmulV4/V5 without quantization or activation: group g's rows of x (groupType 0, the M axis cut by
+    groupListOptional: cumulative ends, sizes, or (id, size) rows) times weight g, plus bias g; tensor lists are one
+    group each. Rows no group covers keep out's values."""
+    quantized = ("scaleOptional", "offsetOptional", "antiquantScaleOptional", "perTokenScaleOptional")
+    if any(args.get(name) for name in quantized) or int(args.get("actType", 0)) or int(args.get("groupType", 0)):
+        raise ValueError("quantization, activations and groupType != 0 are not covered")
+    xs, ws = [np.asarray(t, np.float64) for t in args["x"]], [np.asarray(t, np.float64) for t in args["weight"]]
+    weights = ws if len(ws) > 1 else list(ws[0]) if ws[0].ndim == 3 else ws
+    biases = [np.asarray(b, np.float64) for b in args.get("biasOptional") or []]
+    bias = biases if len(biases) > 1 else list(biases[0]) if biases and biases[0].ndim == 2 else biases
+    if len(xs) > 1:
+        rows = xs
+    else:
+        listed = np.asarray(args["groupListOptional"], np.int64)
+        kind = int(args.get("groupListType", 0))
+        sizes = np.diff(listed, prepend=0) if kind == 0 else listed if kind == 1 else listed[:, 1]
+        rows = np.split(xs[0], np.cumsum(sizes))[: len(weights)]
+    ys = [r @ w + (bias[g] if bias else 0) for g, (r, w) in enumerate(zip(rows, weights, strict=False))]
+    outs = [np.asarray(t, np.float64) for t in args["out"]]
+    if len(outs) > 1:
+        return {f"out.{g}": y for g, y in enumerate(ys)}
+    whole = outs[0].copy()
+    done = sum(len(y) for y in ys)
+    whole[:done] = np.concatenate(ys) if ys else whole[:0]
+    return {"out.0": whole}
+
+
+REFERENCES["GroupedMatmulV4"] = REFERENCES["GroupedMatmulV5"] = grouped_matmul

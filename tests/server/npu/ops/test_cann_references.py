@@ -66,3 +66,30 @@ def test_the_random_operators_are_judged_as_samples(dtype: type) -> None:
     shifted[:300] -= dtype(0.25)
     assert "outside" in checks["SimThreadExponential"](given, shifted)
     assert "past count" in checks["SimThreadExponential"]({**given, "count": 200}, e)
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_the_grouped_matmul_reference(kind: int) -> None:
+    """Three fp16 groups of 5, 0 and 3 tokens over a [8+2, 16] x (the last 2 rows no group covers), biased."""
+    from server.npu.ops.transformer.grouped_matmul import grouped_matmul_v5
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((10, 16)).astype(np.float16)
+    weight = rng.standard_normal((3, 16, 4)).astype(np.float16)
+    bias = rng.standard_normal((3, 4)).astype(np.float16)
+    sizes = np.array([5, 0, 3])
+    listed = [np.cumsum(sizes), sizes, np.stack([np.arange(3), sizes], axis=1)][kind].astype(np.int64)
+    out = np.full((10, 4), 9, np.float16)
+    none = [None] * 5
+    grouped_matmul_v5(
+        [x], [weight], [bias], *none, listed, None, None, None, 3, 0, kind, 0, None, [out], None, None, None
+    )
+    args = {"x": [x], "weight": [weight], "biasOptional": [bias], "groupListOptional": listed, "groupType": 0,
+            "groupListType": kind, "actType": 0, "out": [np.full((10, 4), 9.0)]}  # fmt: skip
+    want = verdict.REFERENCES["GroupedMatmulV5"](args)["out.0"]
+    assert verdict.agrees(out, verdict.rounded(want, "float16"), "float16")
+    first = x[0].astype(np.float64) @ weight[0].astype(np.float64) + bias[0]
+    np.testing.assert_allclose(want[0], first)
+    np.testing.assert_allclose(want[5], x[5].astype(np.float64) @ weight[2].astype(np.float64) + bias[2])
+    assert (want[8:] == 9).all()
