@@ -93,3 +93,25 @@ def test_the_grouped_matmul_reference(kind: int) -> None:
     np.testing.assert_allclose(want[0], first)
     np.testing.assert_allclose(want[5], x[5].astype(np.float64) @ weight[2].astype(np.float64) + bias[2])
     assert (want[8:] == 9).all()
+
+
+def test_the_quant_matmul_v5_per_block_reference() -> None:
+    """The G-B mode's reference against the kernel: 2 tokens, k 512, n 256, blocks of [1, 128, 128]."""
+    from server.npu.ops.nn.quant_matmul import quant_matmul_v5
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(7)
+    x1, x2 = rng.integers(-128, 128, (2, 512), np.int8), rng.integers(-128, 128, (256, 512), np.int8)
+    s1, s2 = rng.uniform(1e-3, 1e-2, (2, 4)).astype(np.float32), rng.uniform(1e-3, 1e-2, (2, 4)).astype(np.float32)
+    bias = rng.standard_normal(256).astype(np.float32)
+    out = np.zeros((2, 256), ml_dtypes.bfloat16)
+    size = 1 << 32 | 128 << 16 | 128
+    quant_matmul_v5(x1, x2, s1, s2, None, None, None, None, bias, False, True, size, out, None)
+    args = {"x1": x1, "x2": x2, "x1Scale": s1, "x2Scale": s2, "bias": bias, "transposeX1": False,
+            "transposeX2": True, "groupSize": size, "out": np.zeros((2, 256))}  # fmt: skip
+    want = verdict.REFERENCES["QuantMatmulV5"](args)["out"]
+    assert verdict.agrees(out, verdict.rounded(want, "bfloat16"), "bfloat16")
+    first = sum(float(x1[0, j * 128 : (j + 1) * 128].astype(np.int64) @ x2[0, j * 128 : (j + 1) * 128]) * s1[0, j]
+                * s2[0, j] for j in range(4)) + bias[0]  # fmt: skip
+    assert np.isclose(want[0, 0], first)
+    assert np.isclose(verdict.REFERENCES["QuantMatmulV5"]({**args, "groupSize": 0})["out"][0, 0], first)

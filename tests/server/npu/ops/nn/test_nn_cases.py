@@ -197,6 +197,15 @@ QUANT = [
                            "yScale": None, "x1Offset": None, "x2Offset": None, "yOffset": None, "bias": None,
                            "transposeX1": False, "transposeX2": True, "groupSize": 0, "out": Out((3, 5), BF16)},
          lambda **v: {"out": (v["x1"] @ v["x2"].T) * v["x2Scale"]}, ulps=2),
+    # the G-B mode: [gsM, gsN, gsK] = [1, 128, 128] (groupSize 1 << 32 | 128 << 16 | 128), per-token-block x1Scale
+    # (m, k / 128), per-block x2Scale (n / 128, k / 128) as x2 is laid out, a float bias
+    Case("QuantMatmulV5", {"x1": In((3, 512), I8), "x2": In((256, 512), I8), "x1Scale": In((3, 4), F32, low=1e-3,
+                           high=1e-2), "x2Scale": In((2, 4), F32, low=1e-3, high=1e-2), "yScale": None,
+                           "x1Offset": None, "x2Offset": None, "yOffset": None, "bias": In((256,), F32),
+                           "transposeX1": False, "transposeX2": True, "groupSize": 4303356032,
+                           "out": Out((3, 256), BF16)},
+         lambda **v: {"out": _per_block(v["x1"], v["x2"].T, v["x1Scale"], v["x2Scale"].T) + v["bias"]}, ulps=2,
+         name="QuantMatmulV5-G-B"),
     Case("WeightQuantBatchMatmulV2", {"x": In((3, 32), F16), "weight": In((32, 4), I8), "antiquantScale": In((4,), F16),
                                       "antiquantOffsetOptional": None, "quantScaleOptional": None,
                                       "quantOffsetOptional": None, "biasOptional": None, "antiquantGroupSize": 0,
@@ -206,6 +215,12 @@ QUANT = [
     Case("ApplyTopKTopP", {"logits": In((2, 6)), "p": None, "k": In((2,), I32, values=[2, 3]), "out": Out((2, 6))},
          lambda **v: {"out": _top_k_top_p(v["logits"], v["k"])}),
 ]  # fmt: skip
+
+
+def _per_block(a: Any, b: Any, sa: Any, sb: Any) -> Any:
+    """sum over 128-wide k blocks j of (a[:, j] @ b[j]) * sa[:, j] * sb[j, n // 128], in float64."""
+    blocks = [(a[:, j * 128 : (j + 1) * 128] @ b[j * 128 : (j + 1) * 128]) for j in range(sa.shape[1])]
+    return sum(p * sa[:, j : j + 1] * np.repeat(sb[j : j + 1], 128, axis=1) for j, p in enumerate(blocks))
 
 
 def _scatter_update(data: Any, updates: Any) -> Any:
