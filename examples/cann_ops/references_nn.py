@@ -223,9 +223,16 @@ def _quant_matmul_v5(args: Args) -> dict[str, np.ndarray]:
     """V4's modes (x2Scale the scale, x1Scale per token, x2Offset the offset) and the G-B mode: 2-D scales, the
     formula's sum over k-blocks of (x1 row block . x2 column block) · x1Scale[m / gsM, j] · x2Scale[j, n / gsN]
     + bias, the scales laid out as their operands (groupSize's zeros inferred from the shapes)."""
-    if any(args.get(name) is not None for name in ("yScale", "x1Offset", "yOffset")):
-        raise ValueError("the T-CG and K-G modes are not covered")
+    if any(args.get(name) is not None for name in ("yScale", "x1Offset")):
+        raise ValueError("the T-CG mode is not covered")
     one, two = args.get("x1Scale"), np.asarray(args["x2Scale"])
+    if args.get("yOffset") is not None:  # K-G: (x1 @ (x2 · x2Scale per 256 rows of k) + yOffset) · x1Scale
+        words = np.asarray(args["x2"]).astype(np.int64) & 0xFFFFFFFF
+        nibbles = np.stack([(words >> (4 * i)) & 0xF for i in range(8)], axis=-1).reshape(words.shape[0], -1)
+        # a packed scale's float: bits 0-31 truncated to the top 19 (aclnnTransQuantParam's documented formula)
+        factor = (two.astype(np.uint64) & np.uint64(0xFFFFE000)).astype(np.uint32).view(np.float32).astype(np.float64)
+        weights = np.where(nibbles >= 8, nibbles - 16, nibbles) * np.repeat(factor, 256, axis=0)[: len(nibbles)]
+        return {"out": (_ints(args["x1"]).astype(np.float64) @ weights + f64(args["yOffset"])) * f64(one)}
     if one is None or (int(args.get("groupSize") or 0) == 0 and min(np.ndim(one), two.ndim) < 2):
         v4 = {"scale": two, "offset": args.get("x2Offset"), "pertokenScaleOptional": one}
         return _quant_matmul_v4({**args, **v4})

@@ -101,13 +101,25 @@ def quant_matmul_v5(
     (groupSize ≠ 0, yScale, x1Offset, yOffset): 161002 naming the argument.
     """
     op = "QuantMatmulV5"
-    for name, given in (("yScale", yScale), ("x1Offset", x1Offset), ("yOffset", yOffset)):
+    for name, given in (("yScale", yScale), ("x1Offset", x1Offset)):
         if given is not None:
-            raise unsupported(op, name, "the K-G / T-CG quantization modes")
+            raise unsupported(op, name, "the T-CG quantization mode")
+    if yOffset is not None and x1Scale is not None:
+        _k_group(x1, x2, x1Scale, x2Scale, yOffset, out)
+        return
     if x1Scale is not None and (groupSize != 0 or min(x1Scale.ndim, x2Scale.ndim) >= 2):
         _per_block(x1, x2, x1Scale, x2Scale, bias, transposeX1, transposeX2, groupSize, out)
         return
     _quant_matmul(op, ("x2Scale", "x2Offset"), x1, x2, x2Scale, x2Offset, x1Scale, bias, transposeX1, transposeX2, out)
+
+
+def _k_group(x1: Array, x2: Array, x1Scale: Array, x2Scale: Array, yOffset: Array, out: Array) -> None:
+    """The K-G mode with yOffset: out = (x1 @ (x2 · x2Scale) + yOffset) · x1Scale, x2's int4 values scaled per
+    256-row group along k (x2Scale (k / 256, n), its packed UINT64 form's float)."""
+    a, b = _integers(x1).astype(np.float64), _integers(x2).astype(np.float64)
+    factor, _ = dequant_scale(x2Scale)
+    weights = b * np.repeat(factor.astype(np.float64), 256, axis=0)[: b.shape[0]]
+    store(out, (a @ weights + wide(yOffset).reshape(-1)) * wide(x1Scale).reshape(-1, 1))
 
 
 def _per_block(

@@ -115,3 +115,27 @@ def test_the_quant_matmul_v5_per_block_reference() -> None:
                 * s2[0, j] for j in range(4)) + bias[0]  # fmt: skip
     assert np.isclose(want[0, 0], first)
     assert np.isclose(verdict.REFERENCES["QuantMatmulV5"]({**args, "groupSize": 0})["out"][0, 0], first)
+
+
+def test_the_quant_matmul_v5_k_group_reference() -> None:
+    """The K-G mode's reference (int4 in INT32 words, UINT64 scales per 256 rows of k, yOffset) against the kernel."""
+    from server.npu.ops.common.quant import pack_dequant_scale
+    from server.npu.ops.nn.quant_matmul import quant_matmul_v5
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(8)
+    x1 = rng.integers(-128, 128, (2, 512), np.int8)
+    x2 = rng.integers(-(2**31), 2**31, (512, 2), np.int64).astype(np.int32)
+    scales = (rng.integers(16, 32, (2, 16)) * 2.0**-12).astype(np.float32)  # 5 significant bits: exact when packed
+    s1, offset = rng.uniform(0.5, 1, (2, 1)).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    out = np.zeros((2, 16), np.float16)
+    quant_matmul_v5(
+        x1, x2, s1, pack_dequant_scale(scales), None, None, None, offset, None, False, False, 256, out, None
+    )
+    args = {"x1": x1, "x2": x2, "x1Scale": s1, "x2Scale": pack_dequant_scale(scales), "yOffset": offset,
+            "groupSize": 256, "out": np.zeros((2, 16))}  # fmt: skip
+    want = verdict.REFERENCES["QuantMatmulV5"](args)["out"]
+    assert verdict.agrees(out, verdict.rounded(want, "float16"), "float16")
+    low = ((x2[:, 0].astype(np.int64) & 0xF) ^ 8) - 8  # column 0: the low nibbles
+    first = (float(x1[0].astype(np.float64) @ (low * np.repeat(scales[:, 0], 256))) + offset[0]) * s1[0, 0]
+    assert np.isclose(want[0, 0], first)
