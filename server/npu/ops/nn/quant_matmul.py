@@ -107,7 +107,9 @@ def quant_matmul_v5(
     if yOffset is not None and x1Scale is not None:
         _k_group(x1, x2, x1Scale, x2Scale, yOffset, out)
         return
-    if x1Scale is not None and (groupSize != 0 or min(x1Scale.ndim, x2Scale.ndim) >= 2):
+    if groupSize != 0 or (x1Scale is not None and min(x1Scale.ndim, x2Scale.ndim) >= 2):
+        if x1Scale is None or min(x1Scale.ndim, x2Scale.ndim) < 2:
+            raise unsupported(op, "groupSize", "groups other than the G-B mode's (2-D x1Scale, x2Scale)")
         _per_block(x1, x2, x1Scale, x2Scale, bias, transposeX1, transposeX2, groupSize, out)
         return
     _quant_matmul(op, ("x2Scale", "x2Offset"), x1, x2, x2Scale, x2Offset, x1Scale, bias, transposeX1, transposeX2, out)
