@@ -90,7 +90,7 @@ main() {
     trap 'kill "$daemon" 2> /dev/null; wait "$daemon" 2> /dev/null' EXIT
     export VNPU_ENDPOINT=http://127.0.0.1:$port ASCEND_SLOG_PRINT_TO_STDOUT=1
     for _ in $(seq 50); do
-        grep -q listening "$logs/daemon.log" && break
+        grep -q "listening on http" "$logs/daemon.log" && break  # the banner, not the token notice before it
         sleep 0.2
     done
 

@@ -24,7 +24,7 @@ daemon=$!
 trap 'kill "$daemon" 2> /dev/null; wait "$daemon" 2> /dev/null' EXIT
 export VNPU_ENDPOINT=http://127.0.0.1:$port ASCEND_INSTALL_PATH=$T
 for _ in $(seq 50); do
-    grep -q listening "$logs/daemon.log" && break
+    grep -q "listening on http" "$logs/daemon.log" && break  # the banner, not the token notice before it
     sleep 0.2
 done
 set --  # set_sample_env.sh reads the arguments it is sourced with

@@ -113,6 +113,47 @@ SPECIAL = {
     "aclnnGetPytorchRandom": """
     vn_enter("aclnnGetPytorchRandom");
     return __atomic_load_n(&vn_pytorch_random, __ATOMIC_RELAXED);""",
+    # ops-nn quant/trans_quant_param (docs/aclnnTransQuantParam.md, its op_api): a host function. Each scale's float32
+    # bits | 1 << 46; each offset rounded half away from zero, clamped to [-256, 255], its 9 bits at 37-45 (bits 32-45
+    # but 46 cleared first); max(scaleSize, offsetSize) values, a count other than 1 rounded up to 16 (zeros), in a
+    # calloc'd array the caller frees.
+    "aclnnTransQuantParam": """
+    vn_enter("aclnnTransQuantParam");
+    const char *api = "aclnnTransQuantParam";
+    unsigned long long offsets = offsetSize;
+    if (offsetArray != NULL && offsetSize < 1)
+        return vn_fail(161002, api, "offsetSize must be > 0 with offsetArray, got %llu", offsets);
+    if (offsetArray == NULL && offsetSize != 0)
+        return vn_fail(161002, api, "offsetSize must be 0 without offsetArray, got %llu", offsets);
+    if (scaleArray == NULL)
+        return vn_fail(161001, api, "scaleArray is NULL");
+    if (scaleSize < 1)
+        return vn_fail(161002, api, "scaleSize must be > 0, got %llu", (unsigned long long)scaleSize);
+    if (quantParam == NULL)
+        return vn_fail(161001, api, "quantParam is NULL");
+    if (quantParamSize == NULL)
+        return vn_fail(161001, api, "quantParamSize is NULL");
+    uint64_t count = scaleSize > offsetSize ? scaleSize : offsetSize;
+    if (count != 1 && count % 16)
+        count += 16 - count % 16;
+    uint64_t *packed = calloc(count, sizeof(uint64_t));
+    if (packed == NULL) {
+        *quantParamSize = 0;
+        return vn_fail(561103, api, "cannot allocate %llu values", (unsigned long long)count);
+    }
+    for (uint64_t i = 0; i < scaleSize; ++i) {
+        uint32_t bits;
+        memcpy(&bits, &scaleArray[i], sizeof bits);
+        packed[i] = (uint64_t)bits | (1ULL << 46);
+    }
+    for (uint64_t i = 0; offsetArray != NULL && i < offsetSize; ++i) {
+        double v = offsetArray[i];
+        int64_t nine = v >= 255.0 ? 255 : v <= -256.0 ? -256 : (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
+        packed[i] = (packed[i] & 0x4000FFFFFFFFULL) | (((uint64_t)nine & 0x1FFULL) << 37);
+    }
+    *quantParam = packed;
+    *quantParamSize = count;
+    return 0;""",
 }
 SPECIAL_STATE = "static int vn_pytorch_random;"
 

@@ -95,7 +95,18 @@ for _suffix, _scalar in (("Scalar", True), ("Tensor", False)):
     binary(np.less, f"Lt{_suffix}", scalar=_scalar)
     binary(np.less_equal, f"Le{_suffix}", scalar=_scalar)
     binary(np.fmod, f"Fmod{_suffix}", scalar=_scalar)
-    binary(lambda a, b: a - np.floor(a / b) * b, f"RemainderTensor{_suffix}", scalar=_scalar)
+
+
+def remainder(args: Args) -> dict[str, np.ndarray]:
+    """self - floor(self / other) · other; an integer remainder by zero is self (the operator's documentation)."""
+    a, b = f64(args["self"]), f64(args["other"])
+    integers = all(np.asarray(args[k]).dtype.kind in "iub" for k in ("self", "other"))
+    with np.errstate(all="ignore"):
+        mod = a - np.floor(a / b) * b
+    return {"out": np.where((b == 0) & integers, a, mod)}
+
+
+REFERENCES["RemainderTensorTensor"] = REFERENCES["RemainderTensorScalar"] = remainder
 binary(np.arctan2, "Atan2")
 binary(np.maximum, "Maximum")
 binary(np.minimum, "Minimum")

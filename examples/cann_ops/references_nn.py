@@ -219,7 +219,41 @@ def _quant_matmul_v4(args: Args) -> dict[str, np.ndarray]:
     return {"out": result}
 
 
+def _quant_matmul_v5(args: Args) -> dict[str, np.ndarray]:
+    """V4's modes (x2Scale the scale, x1Scale per token, x2Offset the offset) and the G-B mode: 2-D scales, the
+    formula's sum over k-blocks of (x1 row block . x2 column block) · x1Scale[m / gsM, j] · x2Scale[j, n / gsN]
+    + bias, the scales laid out as their operands (groupSize's zeros inferred from the shapes)."""
+    if any(args.get(name) is not None for name in ("yScale", "x1Offset")):
+        raise ValueError("the T-CG mode is not covered")
+    one, two = args.get("x1Scale"), np.asarray(args["x2Scale"])
+    if args.get("yOffset") is not None:  # K-G: (x1 @ (x2 · x2Scale per 256 rows of k) + yOffset) · x1Scale
+        words = np.asarray(args["x2"]).astype(np.int64) & 0xFFFFFFFF
+        nibbles = np.stack([(words >> (4 * i)) & 0xF for i in range(8)], axis=-1).reshape(words.shape[0], -1)
+        # a packed scale's float: bits 0-31 truncated to the top 19 (aclnnTransQuantParam's documented formula)
+        factor = (two.astype(np.uint64) & np.uint64(0xFFFFE000)).astype(np.uint32).view(np.float32).astype(np.float64)
+        weights = np.where(nibbles >= 8, nibbles - 16, nibbles) * np.repeat(factor, 256, axis=0)[: len(nibbles)]
+        return {"out": (_ints(args["x1"]).astype(np.float64) @ weights + f64(args["yOffset"])) * f64(one)}
+    if one is None or (int(args.get("groupSize") or 0) == 0 and min(np.ndim(one), two.ndim) < 2):
+        v4 = {"scale": two, "offset": args.get("x2Offset"), "pertokenScaleOptional": one}
+        return _quant_matmul_v4({**args, **v4})
+    x1, x2, s1, s2 = _ints(args["x1"]).astype(np.float64), _ints(args["x2"]).astype(np.float64), f64(one), f64(two)
+    x1, s1 = (x1.T, s1.T) if args.get("transposeX1") else (x1, s1)
+    x2, s2 = (x2.T, s2.T) if args.get("transposeX2") else (x2, s2)
+    (m, k), n = x1.shape, x2.shape[1]
+    size = int(args.get("groupSize") or 0)
+    gm, gn, gk = [
+        (size >> shift) & 0xFFFF or -(-whole // parts)
+        for shift, whole, parts in ((32, m, s1.shape[0]), (16, n, s2.shape[1]), (0, k, s1.shape[1]))
+    ]
+    out = np.zeros((m, n))
+    for j in range(-(-k // gk)):
+        block = x1[:, j * gk : (j + 1) * gk] @ x2[j * gk : (j + 1) * gk]
+        out += block * s1[np.arange(m) // gm, j][:, None] * s2[j, np.arange(n) // gn][None, :]
+    return {"out": out + (f64(args["bias"]) if args.get("bias") is not None else 0.0)}
+
+
 REFERENCES["QuantMatmulV4"] = _quant_matmul_v4
+REFERENCES["QuantMatmulV5"] = _quant_matmul_v5
 
 
 def _scatter_nd_update(args: Args) -> dict[str, np.ndarray]:

@@ -143,7 +143,33 @@ def moe_gating_top_k_softmax(args: Args) -> dict[str, np.ndarray]:
     return {"yOut": values, "expertIdxOut": order, "rowIdxOut": rows}
 
 
+def rope_with_sin_cos_cache(args: Args) -> dict[str, np.ndarray]:
+    """vLLM's rotary embedding: the cache row of each token's position is [cos | sin] (rotaryDim/2 each); each head's
+    first rotaryDim values, as complex numbers (NeoX: first half + i·second half; GPT-J: even + i·odd), are
+    multiplied by cos + i·sin, the rest kept. mrope (mropeSection) raises."""
+    if args.get("mropeSection") is not None:
+        raise ValueError("mropeSection is not covered")
+    table = np.asarray(args["cosSinCache"], np.float64)[np.asarray(args["positions"], np.int64)]
+    half = table.shape[-1] // 2
+    turn = (table[:, :half] + 1j * table[:, half:])[:, None, :]  # [T, 1, rotaryDim/2]
+    head, neox = int(args["headSize"]), bool(args["isNeoxStyle"])
+    result = {}
+    for given, name in (("queryIn", "queryOut"), ("keyIn", "keyOut")):
+        x = np.asarray(args[given], np.float64)
+        heads = x.reshape(x.shape[0], -1, head).copy()
+        part = heads[..., : 2 * half]
+        if neox:
+            z = (part[..., :half] + 1j * part[..., half:]) * turn
+            heads[..., : 2 * half] = np.concatenate([z.real, z.imag], axis=-1)
+        else:
+            z = (part[..., 0::2] + 1j * part[..., 1::2]) * turn
+            heads[..., : 2 * half] = np.stack([z.real, z.imag], axis=-1).reshape(part.shape)
+        result[name] = heads.reshape(x.shape)
+    return result
+
+
 REFERENCES["ApplyRotaryPosEmb"] = apply_rotary_pos_emb
+REFERENCES["RopeWithSinCosCache"] = rope_with_sin_cos_cache
 REFERENCES["MoeGatingTopKSoftmax"] = moe_gating_top_k_softmax
 
 
@@ -186,3 +212,34 @@ def flash_attention_score(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["FlashAttentionScore"] = REFERENCES["FlashAttentionScoreV2"] = flash_attention_score
+
+
+def grouped_matmul(args: Args) -> dict[str, np.ndarray]:
+    """GroupedMatmulV4/V5 without quantization or activation: group g's rows of x (groupType 0, the M axis cut by
+    groupListOptional: cumulative ends, sizes, or (id, size) rows) times weight g, plus bias g; tensor lists are one
+    group each. Rows no group covers keep out's values."""
+    quantized = ("scaleOptional", "offsetOptional", "antiquantScaleOptional", "perTokenScaleOptional")
+    if any(args.get(name) for name in quantized) or int(args.get("actType", 0)) or int(args.get("groupType", 0)):
+        raise ValueError("quantization, activations and groupType != 0 are not covered")
+    xs, ws = [np.asarray(t, np.float64) for t in args["x"]], [np.asarray(t, np.float64) for t in args["weight"]]
+    weights = ws if len(ws) > 1 else list(ws[0]) if ws[0].ndim == 3 else ws
+    biases = [np.asarray(b, np.float64) for b in args.get("biasOptional") or []]
+    bias = biases if len(biases) > 1 else list(biases[0]) if biases and biases[0].ndim == 2 else biases
+    if len(xs) > 1:
+        rows = xs
+    else:
+        listed = np.asarray(args["groupListOptional"], np.int64)
+        kind = int(args.get("groupListType", 0))
+        sizes = np.diff(listed, prepend=0) if kind == 0 else listed if kind == 1 else listed[:, 1]
+        rows = np.split(xs[0], np.cumsum(sizes))[: len(weights)]
+    ys = [r @ w + (bias[g] if bias else 0) for g, (r, w) in enumerate(zip(rows, weights, strict=False))]
+    outs = [np.asarray(t, np.float64) for t in args["out"]]
+    if len(outs) > 1:
+        return {f"out.{g}": y for g, y in enumerate(ys)}
+    whole = outs[0].copy()
+    done = sum(len(y) for y in ys)
+    whole[:done] = np.concatenate(ys) if ys else whole[:0]
+    return {"out.0": whole}
+
+
+REFERENCES["GroupedMatmulV4"] = REFERENCES["GroupedMatmulV5"] = grouped_matmul

@@ -131,6 +131,14 @@ def test_an_example_build_line_links_and_runs(toolkit: Path, tmp_path: Path) -> 
     assert said["phase2-message"] == f"{op}: ACLNN_ERR_INNER_FIND_KERNEL (561003): vnpu does not implement {op} yet"
     assert said["read-once"] == "1"
     assert said["random-mode"] == "0 0 1 161002 1"  # aclnnSetPytorchRandom takes 0 or 1 only
+    # aclnnTransQuantParam: float32 bits | 1 << 46, offsets rounded half away from zero into 9 bits at 37, clamped
+    # to [-256, 255]; 3 values padded to 16, 1 kept as 1
+    bits = [int(b) for b in np.array([1.0, 0.5, -2.0], np.float32).view(np.uint32)]
+    nine = [1, -3 & 0x1FF, 255]
+    packed = [f"{b | 1 << 46 | n << 37:x}" for b, n in zip(bits, nine, strict=True)] + ["0"] * 13
+    assert said["trans-quant"] == "0 16 " + " ".join(packed)
+    assert said["trans-quant-scale-only"] == f"0 1 {bits[1] | 1 << 46:x}"
+    assert said["trans-quant-refused"] == "161001 161002"
 
 
 def test_opbase_fp16_t_rounds_as_numpy(toolkit: Path, tmp_path: Path) -> None:

@@ -182,13 +182,76 @@ def _quant_matmul(args: Args) -> None:
     require_dtype("out", out.data_type, frozenset({DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_INT32}))
     require_shape("out", out, shape, "x1 @ x2")
     if "groupSize" in args:
-        for name in ("yScale", "x1Offset", "yOffset"):
+        for name in ("yScale", "x1Offset"):
             if args[name] is not None:
-                raise OpArgError(
-                    f"{name} is given: vnpu does not implement the G-B and K-G modes of aclnnQuantMatmulV5"
-                )
-        if int_attr(args, "groupSize") != 0:
-            raise OpArgError(f"groupSize is {int_attr(args, 'groupSize')}: vnpu implements only groupSize 0")
+                raise OpArgError(f"{name} is given: vnpu does not implement the T-CG mode of aclnnQuantMatmulV5")
+        if args["yOffset"] is not None:
+            _k_group(args, x1, x2, a[-2], a[-1], b[-1])
+            return
+        scales = [opt_tensor(args, name) for name in ("x1Scale", "x2Scale")]
+        if int_attr(args, "groupSize") != 0 or all(t is not None and len(t.view_dims) >= 2 for t in scales):
+            _per_block(args, x1, x2, a[-2], a[-1], b[-1])
+
+
+def _k_group(args: Args, x1: aclTensor, x2: aclTensor, m: int, k: int, n: int) -> None:
+    """QuantMatmulV5's K-G mode with yOffset (its docs' K-G constraints): x1 INT8 (m, k), x2 INT32 (k, n / 8) of
+    packed int4, x1Scale FLOAT32 (m, 1), x2Scale UINT64/INT64 (ceil(k / 256), n), yOffset FLOAT32 (n), no bias or
+    x2Offset, out FLOAT16/BFLOAT16, no transposes; groupSize [0, 0, 256]; k a multiple of 256 below 29576."""
+    require_dtype("x1", x1.data_type, frozenset({DT.ACL_INT8}))
+    require_dtype("x2", x2.data_type, frozenset({DT.ACL_INT32}))
+    require_rank("x1", x1, 2, 2)
+    require_rank("x2", x2, 2, 2)
+    if flag(args, "transposeX1") or flag(args, "transposeX2"):
+        raise OpArgError("the K-G mode takes transposeX1 and transposeX2 false")
+    for name in ("bias", "x2Offset"):
+        if args.get(name) is not None:
+            raise OpArgError(f"{name} must be NULL in the K-G mode (yOffset given)")
+    size = int_attr(args, "groupSize")
+    if [(size >> 32) & 0xFFFF, (size >> 16) & 0xFFFF, size & 0xFFFF] != [0, 0, 256]:
+        raise OpArgError(f"groupSize is {size}; the K-G mode takes [gsM, gsN, gsK] = [0, 0, 256]")
+    if k % 256 or k >= 29576:
+        raise OpArgError(f"the K-G mode needs k a multiple of 256 below 29576, is {k}")
+    x1_scale, x2_scale, y_offset = tensor(args, "x1Scale"), tensor(args, "x2Scale"), tensor(args, "yOffset")
+    require_dtype("x1Scale", x1_scale.data_type, frozenset({DT.ACL_FLOAT}))
+    require_dtype("x2Scale", x2_scale.data_type, frozenset({DT.ACL_UINT64, DT.ACL_INT64}))
+    require_dtype("yOffset", y_offset.data_type, frozenset({DT.ACL_FLOAT}))
+    require_shape("x1Scale", x1_scale, (m, 1), "(m, 1)")
+    require_shape("x2Scale", x2_scale, (k // 256, n), "(k / 256, n)")
+    require_shape("yOffset", y_offset, (n,), "(n)")
+    require_dtype("out", tensor(args, "out").data_type, frozenset({DT.ACL_FLOAT16, DT.ACL_BF16}))
+
+
+def _per_block(args: Args, x1: aclTensor, x2: aclTensor, m: int, k: int, n: int) -> None:
+    """QuantMatmulV5's G-B mode on A2/A3 (its docs' G-B constraints): x1 INT8 (m, k), x2 INT8 (n, k) transposed,
+    x1Scale FLOAT32 (m, ceil(k / 128)), x2Scale FLOAT32 (ceil(n / 128), ceil(k / 128)), bias FLOAT32 (n) or none,
+    out BFLOAT16; groupSize [gsM, gsN, gsK] = [1, 128, 128] (a 0 inferred from the scales' shapes); k a multiple of
+    512, n of 256."""
+    for name, t in (("x1", x1), ("x2", x2)):
+        require_dtype(name, t.data_type, frozenset({DT.ACL_INT8}))
+        require_rank(name, t, 2, 2)
+    if flag(args, "transposeX1") or not flag(args, "transposeX2"):
+        raise OpArgError("the G-B mode takes transposeX1 false and transposeX2 true")
+    if args.get("x2Offset") is not None:
+        raise OpArgError("x2Offset must be NULL in the G-B mode")
+    x1_scale, x2_scale = tensor(args, "x1Scale"), tensor(args, "x2Scale")
+    require_dtype("x1Scale", x1_scale.data_type, frozenset({DT.ACL_FLOAT}))
+    require_dtype("x2Scale", x2_scale.data_type, frozenset({DT.ACL_FLOAT}))
+    size = int_attr(args, "groupSize")
+    given = [(size >> 32) & 0xFFFF, (size >> 16) & 0xFFFF, size & 0xFFFF]
+    one, two = x1_scale.view_dims or (1,), x2_scale.view_dims or (1,)  # (m, k-blocks), (n-blocks, k-blocks)
+    inferred = [-(-m // max(one[0], 1)), -(-n // max(two[0], 1)), -(-k // max(one[-1], 1))]
+    group = [g or i for g, i in zip(given, inferred, strict=True)]
+    if group != [1, 128, 128]:
+        raise OpArgError(f"groupSize [gsM, gsN, gsK] is {group}; the G-B mode takes [1, 128, 128]")
+    if k % 512 or n % 256:
+        raise OpArgError(f"the G-B mode needs k a multiple of 512 (is {k}) and n of 256 (is {n})")
+    require_shape("x1Scale", x1_scale, (m, -(-k // 128)), "(m, ceil(k / 128))")
+    require_shape("x2Scale", x2_scale, (-(-n // 128), -(-k // 128)), "(ceil(n / 128), ceil(k / 128))")
+    if args.get("bias") is not None:
+        bias = tensor(args, "bias")
+        require_dtype("bias", bias.data_type, frozenset({DT.ACL_FLOAT}))
+        require_shape("bias", bias, (n,), "(n)")
+    require_dtype("out", tensor(args, "out").data_type, frozenset({DT.ACL_BF16}))
 
 
 def _weight_quant(args: Args) -> None:

@@ -53,9 +53,7 @@ def _kv_cache(args: Args) -> None:
     for name in ("compressLensOptional", "compressSeqOffsetOptional", "seqLensOptional"):
         if args[name] is not None:
             raise OpArgError(f"{name} is given: vnpu does not implement the compressed cache scenarios")
-    for name in ("stridesOptional", "offsetsOptional"):
-        if ints(args, name):
-            raise OpArgError(f"{name} is given: vnpu does not implement the Nct (non-contiguous cache) scenario")
+    # stridesOptional and offsetsOptional take effect only with scatterMode "Nct" (its docs), refused above: ignored
     value, value_cache = tensor(args, "value"), tensor(args, "valueCacheRef")
     if value.numel and value_cache.numel:
         require_same_dtype("valueCacheRef", value_cache, "key", key)

@@ -4,12 +4,14 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_add.h"
 #include "aclnn_adaptive_max_pool3d_backward.h"
 #include "aclnnop/aclnn_set_pytorch_random.h"
+#include "aclnnop/aclnn_trans_quant_param.h"
 
 static const char *message()
 {
@@ -44,6 +46,20 @@ int main(int argc, char **argv)
     modes[3] = aclnnSetPytorchRandom(2);
     modes[4] = aclnnGetPytorchRandom();
     printf("random-mode %d %d %d %d %d\n", modes[0], modes[1], modes[2], modes[3], modes[4]);
+    float scales[3] = {1.0f, 0.5f, -2.0f};
+    float offsets[3] = {1.4f, -2.5f, 300.0f};
+    uint64_t *packed = nullptr;
+    uint64_t count = 0;
+    int packing = aclnnTransQuantParam(scales, 3, offsets, 3, &packed, &count);
+    printf("trans-quant %d %llu", packing, static_cast<unsigned long long>(count));
+    for (uint64_t i = 0; i < count; ++i) printf(" %llx", static_cast<unsigned long long>(packed[i]));
+    printf("\n");
+    free(packed);
+    printf("trans-quant-scale-only %d", aclnnTransQuantParam(scales + 1, 1, nullptr, 0, &packed, &count));
+    printf(" %llu %llx\n", static_cast<unsigned long long>(count), static_cast<unsigned long long>(packed[0]));
+    free(packed);
+    printf("trans-quant-refused %d %d\n", aclnnTransQuantParam(nullptr, 1, nullptr, 0, &packed, &count),
+           aclnnTransQuantParam(scales, 3, nullptr, 3, &packed, &count));
     printf("finalize %d\n", aclnnFinalize());
     return 0;
 }

@@ -9,7 +9,8 @@ Constraints (ops-math math/<op>/op_api/aclnn_<op>.h, torch's operators): self an
 DOUBLE/INT8-64/UINT8 (BOOL for the logical and comparison ones, Maximum and Minimum) that promote, shapes that
 broadcast; out the broadcast shape and a dtype the promoted one casts to (BOOL or any dtype for comparisons and
 logical operators; a float dtype for Atan2 and Divs with integers); Remainder, Fmod and FloorDivide refuse BOOL;
-an integer divisor of zero is refused when the kernel runs (161002 naming other).
+an integer divisor of zero is refused when the kernel runs (161002 naming other) -- except by Remainder, whose
+documentation makes an integer remainder by zero self (math/floor_mod/docs, its constraints).
 """
 
 from __future__ import annotations
@@ -44,7 +45,11 @@ def _nonzero(op: str, name: str, y: Any) -> None:
 
 
 def _remainder(x: Any, y: Any) -> Any:
-    return np.remainder(x, y)  # the sign of the divisor (torch.remainder)
+    """The sign of the divisor (torch.remainder); an integer divisor of zero leaves self."""
+    if is_float(np.asarray(y).dtype) or is_float(np.asarray(x).dtype):
+        return np.remainder(x, y)
+    zero = np.asarray(y) == 0
+    return np.where(zero, x, np.remainder(x, np.where(zero, 1, y)))
 
 
 def _fmod(x: Any, y: Any) -> Any:
@@ -131,8 +136,8 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "Minimum": _B("Minimum", np.minimum, "min(self, other), NaN propagating"),
     "Atan2": _B("Atan2", np.arctan2, "atan2(self, other)", floats=True),
     "PowTensorTensor": _B("PowTensorTensor", np.power, "self ** exponent", y="exponent"),
-    "RemainderTensorTensor": _B("RemainderTensorTensor", _remainder, "self mod other (divisor's sign)", divides=True),
-    "RemainderTensorScalar": _B("RemainderTensorScalar", _remainder, "self mod other (divisor's sign)", divides=True),
+    "RemainderTensorTensor": _B("RemainderTensorTensor", _remainder, "self mod other (divisor's sign)"),
+    "RemainderTensorScalar": _B("RemainderTensorScalar", _remainder, "self mod other (divisor's sign)"),
     "FmodTensor": _B("FmodTensor", _fmod, "fmod(self, other) (dividend's sign)", divides=True),
     "FmodScalar": _B("FmodScalar", _fmod, "fmod(self, other) (dividend's sign)", divides=True),
     "FloorDivide": _B("FloorDivide", _floor_divide, "floor(self / other)", divides=True),

@@ -101,12 +101,51 @@ def quant_matmul_v5(
     (groupSize ≠ 0, yScale, x1Offset, yOffset): 161002 naming the argument.
     """
     op = "QuantMatmulV5"
-    for name, given in (("yScale", yScale), ("x1Offset", x1Offset), ("yOffset", yOffset)):
+    for name, given in (("yScale", yScale), ("x1Offset", x1Offset)):
         if given is not None:
-            raise unsupported(op, name, "the K-G / G-B quantization modes")
-    if groupSize != 0:
-        raise unsupported(op, "groupSize", "per-group (G-B, K-G) quantization")
+            raise unsupported(op, name, "the T-CG quantization mode")
+    if yOffset is not None and x1Scale is not None:
+        _k_group(x1, x2, x1Scale, x2Scale, yOffset, out)
+        return
+    if groupSize != 0 or (x1Scale is not None and min(x1Scale.ndim, x2Scale.ndim) >= 2):
+        if x1Scale is None or min(x1Scale.ndim, x2Scale.ndim) < 2:
+            raise unsupported(op, "groupSize", "groups other than the G-B mode's (2-D x1Scale, x2Scale)")
+        _per_block(x1, x2, x1Scale, x2Scale, bias, transposeX1, transposeX2, groupSize, out)
+        return
     _quant_matmul(op, ("x2Scale", "x2Offset"), x1, x2, x2Scale, x2Offset, x1Scale, bias, transposeX1, transposeX2, out)
+
+
+def _k_group(x1: Array, x2: Array, x1Scale: Array, x2Scale: Array, yOffset: Array, out: Array) -> None:
+    """The K-G mode with yOffset: out = (x1 @ (x2 · x2Scale) + yOffset) · x1Scale, x2's int4 values scaled per
+    256-row group along k (x2Scale (k / 256, n), its packed UINT64 form's float)."""
+    a, b = _integers(x1).astype(np.float64), _integers(x2).astype(np.float64)
+    factor, _ = dequant_scale(x2Scale)
+    weights = b * np.repeat(factor.astype(np.float64), 256, axis=0)[: b.shape[0]]
+    store(out, (a @ weights + wide(yOffset).reshape(-1)) * wide(x1Scale).reshape(-1, 1))
+
+
+def _per_block(
+    x1: Array, x2: Array, x1Scale: Array, x2Scale: Array, bias: Array | None, transpose_x1: bool,
+    transpose_x2: bool, group_size: int, out: Array,
+) -> None:  # fmt: skip
+    """The G-B mode: out[m, n] = sum over k-blocks j of (x1[m, block j] . x2[block j, n]) * x1Scale[m / gsM, j] *
+    x2Scale[j, n / gsN] (+ bias[n]); a scale is laid out as its operand (x2Scale (n-blocks, k-blocks) with
+    transposeX2); a group size of 0 is inferred from the shapes."""
+    a, b = _integers(x1), _integers(x2)
+    a, sa = (a.T, wide(x1Scale).T) if transpose_x1 else (a, wide(x1Scale))
+    b, sb = (b.T, wide(x2Scale).T) if transpose_x2 else (b, wide(x2Scale))
+    (m, k), n = a.shape, b.shape[1]
+    given = [(group_size >> 32) & 0xFFFF, (group_size >> 16) & 0xFFFF, group_size & 0xFFFF]
+    inferred = [-(-m // sa.shape[0]), -(-n // sb.shape[1]), -(-k // sa.shape[1])]
+    gm, gn, gk = (g or i for g, i in zip(given, inferred, strict=True))
+    rows, cols = sa[np.arange(m) // gm], sb[:, np.arange(n) // gn]  # (m, k-blocks), (k-blocks, n)
+    result = np.zeros((m, n), np.float64)
+    for j, start in enumerate(range(0, k, gk)):
+        block = (a[:, start : start + gk] @ b[start : start + gk]).astype(np.float64)
+        result += block * rows[:, j : j + 1] * cols[j : j + 1]
+    if bias is not None:
+        result += wide(bias).reshape(-1)
+    store(out, result)
 
 
 def _antiquant_param(op: str, name: str, values: Array, k: int, n: int, group: int) -> Array:

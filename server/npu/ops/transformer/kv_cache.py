@@ -15,7 +15,8 @@ Constraints (the doc): key/value/caches one dtype (FLOAT16, BFLOAT16, INT8 on A2
 key 3-D (4-D keys are the compressed scenario 3); only key/value may be non-contiguous.
 vnpu skips negative slots (vLLM's padding slot -1; the doc leaves them undefined) and refuses a slot past the cache
 (161002 naming slotMapping). The compressed scenarios (compressLens, seqLens, compressSeqOffset, scatterMode
-"Alibi"/"Rope"/"Omni") and "Nct" (strides/offsets into non-contiguous memory) are refused (161002).
+"Alibi"/"Rope"/"Omni") and "Nct" (strides/offsets into non-contiguous memory) are refused (161002); strides and
+offsets without "Nct" are ignored, as its docs say.
 """
 
 from __future__ import annotations

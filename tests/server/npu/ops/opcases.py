@@ -27,6 +27,7 @@ from tests.server.npu.ops.common.refkit import assert_rounded
 DT = aclDataType
 F32, F16, BF16, F64 = DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_DOUBLE
 I32, I64, I8, U8, BOOL = DT.ACL_INT32, DT.ACL_INT64, DT.ACL_INT8, DT.ACL_UINT8, DT.ACL_BOOL
+U64 = DT.ACL_UINT64
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,11 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     cleanup = example(logs, "cleanup", calls, glued + after)  # deleters freeing after aclFinalize
     for launch in (good / "dump").glob("*.npz"):
         (cleanup / "dump" / launch.name).write_bytes(launch.read_bytes())
+    null = "[ERROR] aclrtFree: ACL_ERROR_INVALID_PARAM (100000): devPtr is NULL\n"  # refused by CANN too
+    freed = example(logs, "freed", calls, null + printed)
+    for launch in (good / "dump").glob("*.npz"):
+        (freed / "dump" / launch.name).write_bytes(launch.read_bytes())
+    example(logs, "failed", calls, "[ERROR] aclrtMemcpy: ACL_ERROR_INVALID_PARAM (100000): dst is NULL\n" + printed)
     missing = "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize(a, b, c, d, &size, &executor);"
     example(logs, "missing", missing, "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize failed. ERROR: 561003\n", 1)
     error = "x.cpp:3:10: fatal error: aclnnop/aclnn_nothing.h: No such file or directory\n"
@@ -108,7 +113,9 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     assert found["missing"].reason == "missing operator: aclnnAdaptiveMaxPool3dBackward"
     assert not found["header"].built and found["header"].reason == "missing header aclnnop/aclnn_nothing.h"
     assert (found["cleanup"].ran, found["cleanup"].matched) == (True, True)
-    assert "| ops-math | 5 | 4 | 3 | 2 |" in verdict.summary(list(found.values()))
+    assert (found["freed"].ran, found["freed"].matched) == (True, True)
+    assert not found["failed"].ran and found["failed"].reason.startswith("exit 0 after aclrtMemcpy")
+    assert "| ops-math | 7 | 6 | 4 | 3 |" in verdict.summary(list(found.values()))
 
 
 def test_printed_series() -> None:
@@ -324,3 +331,12 @@ def test_the_top_k_top_p_reference_agrees_with_the_kernel() -> None:
     np.testing.assert_array_equal(np.isinf(out), np.isinf(want))
     np.testing.assert_array_equal(out[~np.isinf(out)], want[~np.isinf(want)])
     assert (~np.isinf(out)).sum(1).min() > 0 and (~np.isinf(out)).sum(1)[0] <= 5
+
+
+def test_the_remainder_reference_keeps_self_for_an_integer_zero() -> None:
+    verdict = verdict_module()
+    self, other = np.arange(1, 7, dtype=np.int64), np.array([0, 1, 2, -3, 4, 5], np.int64)
+    want = verdict.REFERENCES["RemainderTensorTensor"]({"self": self, "other": other})["out"]
+    assert want.tolist() == [1, 0, 1, -2, 1, 1]
+    halves = verdict.REFERENCES["RemainderTensorScalar"]({"self": self.astype(np.float32), "other": 0.0})["out"]
+    assert np.isnan(halves).all()  # floats divide by zero as IEEE does

@@ -137,6 +137,9 @@ def binary(op: str, f: Any, *, other: Any = None, dtype: Any = F32, out_dtype: A
 
 
 def _remainder(a: Any, b: Any) -> Any:
+    if np.issubdtype(np.asarray(a).dtype, np.integer) and np.issubdtype(np.asarray(b).dtype, np.integer):
+        with np.errstate(all="ignore"):
+            return np.where(np.asarray(b) == 0, a, np.remainder(a, np.where(np.asarray(b) == 0, 1, b)))
     return np.remainder(a, b)
 
 
@@ -170,6 +173,10 @@ BINARY = [
     ),
     binary("RemainderTensorTensor", _remainder, positive=True),
     binary("RemainderTensorScalar", _remainder, other=Scalar(0.75)),
+    # an integer remainder by zero is self (its documentation's constraints: "当other为0，且self的数据类型为整型时，
+    # out的结果为self"), not an error
+    binary("RemainderTensorTensor", _remainder, dtype=I64, shape=SHAPE, values=[[0, 1, -2, 3, 0]] * 3),
+    binary("RemainderTensorScalar", _remainder, dtype=I32, other=Scalar(0, I32)),
     binary("FmodTensor", np.fmod, dtype=I32, positive=True),
     binary("FmodScalar", np.fmod, other=Scalar(1.5)),
     binary("FloorDivide", np.floor_divide, positive=True),

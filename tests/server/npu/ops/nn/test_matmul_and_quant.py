@@ -7,7 +7,10 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
+from aclnn_testkit import FakeMemory
 
+import proto.aclnn as nn
+from proto.constants import aclDataType as DT
 from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
 from server.npu.ops.common import int4
 from server.npu.ops.common.quant import pack_dequant_scale
@@ -178,3 +181,44 @@ def test_weight_quant_batch_matmul_v2(group: int, weight_kind: str) -> None:
     truncated = f64((qscale.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32))
     expected = np.clip(np.rint((f64(x) @ f64(dequantized) + f64(bias)) * truncated + f64(qoffset)), -128, 127)
     assert_quantized(y8, expected)
+
+
+GB = 1 << 32 | 128 << 16 | 128  # QuantMatmulV5's G-B groupSize, [gsM, gsN, gsK] = [1, 128, 128]
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({}, ""),
+        ({"groupSize": 0}, ""),  # inferred from the scales' shapes
+        ({"groupSize": 1 << 32 | 64 << 16 | 128}, "groupSize [gsM, gsN, gsK] is [1, 64, 128]"),
+        ({"x2": (512, 256), "transposeX2": False}, "the G-B mode takes transposeX1 false and transposeX2 true"),
+        ({"x2Scale": (4, 2)}, "x2Scale"),
+        ({"out": DT.ACL_FLOAT16}, "out"),
+        ({"yOffset": True}, "x2 has dtype ACL_INT8"),  # the K-G mode: INT32 weights
+    ],
+)
+def test_quant_matmul_v5_per_group_modes_phase1(change: dict[str, Any], words: str) -> None:
+    """Phase 1 of the G-B mode (x1 (m, k), x2 (n, k), x1Scale (m, k / 128), x2Scale (n / 128, k / 128)): accepted
+    as its documentation gives it, 161002 naming what differs."""
+    memory = FakeMemory(np.random.default_rng(3))
+    rng = np.random.default_rng(4)
+    ints = {"x1": (2, 512), "x2": change.pop("x2", (256, 512))}
+    given = {
+        name: memory.tensor(rng.integers(-5, 5, shape).astype(np.int8), DT.ACL_INT8) for name, shape in ints.items()
+    }
+    scales = {"x1Scale": (2, 4), "x2Scale": change.pop("x2Scale", (2, 4))}
+    given |= {name: memory.tensor(np.full(shape, 0.01, np.float32), DT.ACL_FLOAT) for name, shape in scales.items()}
+    y_offset = memory.tensor(np.zeros(256, np.float32), DT.ACL_FLOAT) if change.pop("yOffset", False) else None
+    out = memory.empty((2, 256), change.pop("out", DT.ACL_BF16))
+    flags = {"transposeX2": True, "groupSize": GB, **change}
+    args = (given["x1"], given["x2"], given["x1Scale"], given["x2Scale"], None, None, None, y_offset, None, False)
+    if not words:
+        assert (
+            memory.launch(nn.aclnnQuantMatmulV5GetWorkspaceSize, *args, flags["transposeX2"], flags["groupSize"], out)
+            >= 0
+        )
+        return
+    with pytest.raises(AclError) as caught:
+        memory.launch(nn.aclnnQuantMatmulV5GetWorkspaceSize, *args, flags["transposeX2"], flags["groupSize"], out)
+    assert caught.value.code == ACLNN_ERR_PARAM_INVALID and words in caught.value.message

@@ -16,6 +16,7 @@ from tests.server.npu.ops.opcases import (
     I8,
     I32,
     I64,
+    U64,
     Case,
     In,
     Ints,
@@ -182,6 +183,27 @@ NORM = [
                        "group": 2, "eps": 1e-5, "out": Out((2, 4, 3)), "meanOut": Out((2, 2)), "rstdOut": Out((2, 2))},
          lambda **v: _group(v["self"], v["gamma"], v["beta"]), ulps=8, atol=1e-6),
 ]  # fmt: skip
+KG_SCALES = np.array([[(1 + i / 16) * 2.0 ** -(8 + j) for i in range(16)] for j in range(2)], np.float32)
+
+
+def _packed_scales() -> Any:
+    """KG_SCALES in the UINT64 form: float32 bits | 1 << 46 (aclnnTransQuantParamV2's, no offset)."""
+    return KG_SCALES.view(np.uint32).astype(np.uint64) | np.uint64(1 << 46)
+
+
+def _nibbles(words: Any) -> Any:
+    """int4 values of INT32 words, the lowest nibble first, sign-extended."""
+    bits = np.asarray(words, np.int64) & 0xFFFFFFFF
+    values = np.stack([(bits >> (4 * i)) & 0xF for i in range(8)], axis=-1)
+    return np.where(values >= 8, values - 16, values).reshape(words.shape[0], -1)
+
+
+def _per_block(a: Any, b: Any, sa: Any, sb: Any) -> Any:
+    """sum over 128-wide k blocks j of (a[:, j] @ b[j]) * sa[:, j] * sb[j, n // 128], in float64."""
+    blocks = [(a[:, j * 128 : (j + 1) * 128] @ b[j * 128 : (j + 1) * 128]) for j in range(sa.shape[1])]
+    return sum(p * sa[:, j : j + 1] * np.repeat(sb[j : j + 1], 128, axis=1) for j, p in enumerate(blocks))
+
+
 QUANT = [
     Case("DynamicQuant", {"x": In((3, 16), F16), "smoothScalesOptional": None, "yOut": Out((3, 16), I8),
                           "scaleOut": Out((3,))},
@@ -197,6 +219,22 @@ QUANT = [
                            "yScale": None, "x1Offset": None, "x2Offset": None, "yOffset": None, "bias": None,
                            "transposeX1": False, "transposeX2": True, "groupSize": 0, "out": Out((3, 5), BF16)},
          lambda **v: {"out": (v["x1"] @ v["x2"].T) * v["x2Scale"]}, ulps=2),
+    # the G-B mode: [gsM, gsN, gsK] = [1, 128, 128] (groupSize 1 << 32 | 128 << 16 | 128), per-token-block x1Scale
+    # (m, k / 128), per-block x2Scale (n / 128, k / 128) as x2 is laid out, a float bias
+    Case("QuantMatmulV5", {"x1": In((3, 512), I8), "x2": In((256, 512), I8), "x1Scale": In((3, 4), F32, low=1e-3,
+                           high=1e-2), "x2Scale": In((2, 4), F32, low=1e-3, high=1e-2), "yScale": None,
+                           "x1Offset": None, "x2Offset": None, "yOffset": None, "bias": In((256,), F32),
+                           "transposeX1": False, "transposeX2": True, "groupSize": 4303356032,
+                           "out": Out((3, 256), BF16)},
+         lambda **v: {"out": _per_block(v["x1"], v["x2"].T, v["x1Scale"], v["x2Scale"].T) + v["bias"]}, ulps=2,
+         name="QuantMatmulV5-G-B"),
+    # the K-G mode with yOffset: int4 weights packed in INT32 (k, n / 8), per-group UINT64 scales (k / 256, n)
+    Case("QuantMatmulV5", {"x1": In((2, 512), I8), "x2": In((512, 2), I32), "x1Scale": In((2, 1), F32, low=1e-3,
+                           high=1e-2), "x2Scale": In((2, 16), U64, values=_packed_scales()), "yScale": None,
+                           "x1Offset": None, "x2Offset": None, "yOffset": In((16,), F32), "bias": None,
+                           "transposeX1": False, "transposeX2": False, "groupSize": 256, "out": Out((2, 16), F16)},
+         lambda **v: {"out": (v["x1"] @ (_nibbles(v["x2"]) * np.repeat(KG_SCALES, 256, axis=0)) + v["yOffset"])
+                      * v["x1Scale"]}, ulps=2, name="QuantMatmulV5-K-G"),
     Case("WeightQuantBatchMatmulV2", {"x": In((3, 32), F16), "weight": In((32, 4), I8), "antiquantScale": In((4,), F16),
                                       "antiquantOffsetOptional": None, "quantScaleOptional": None,
                                       "quantOffsetOptional": None, "biasOptional": None, "antiquantGroupSize": 0,
