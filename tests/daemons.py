@@ -53,6 +53,16 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("VNPU_")}
 
 
+def build_toolkit(root: Path, *options: str) -> Path:
+    """`vnpu toolkit [options]` into `root` (VNPU_TOOLKIT_DIR), as a user builds it; the directory it printed."""
+    env = {**clean_env(), "VNPU_TOOLKIT_DIR": str(root)}
+    command = [sys.executable, "-m", "server.cli", "toolkit", *options]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()) == root
+    return root
+
+
 @contextlib.contextmanager
 def serving(logs: Path, *extra: str, env: dict[str, str] | None = None, uds: Path | None = None) -> Iterator[Daemon]:
     """The daemon on a free port, or on the Unix socket `uds` (its url then unix:PATH, the client's endpoint)."""

@@ -4,38 +4,17 @@ programs against it and a real daemon process."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.daemons import ROOT, Daemon, clean_env, serving
+from tests.daemons import Daemon, clean_env, serving
 
 PROGRAMS = Path(__file__).parent / "programs"
 RUN_TIMEOUT_S = 60
-
-
-@pytest.fixture(scope="session")
-def toolkit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("g++") is None:
-        pytest.fail("g++ is needed for the C toolkit tests (.ci/run installs it)")
-    root = tmp_path_factory.mktemp("toolkit") / "cann"
-    env = {**clean_env(), "VNPU_TOOLKIT_DIR": str(root)}
-    done = subprocess.run(
-        [sys.executable, "-m", "server.cli", "toolkit"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    assert Path(done.stdout.strip()) == root
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,6 @@ checked against float64; the list host objects' sizes and ownership; phase 1's c
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +13,7 @@ import pytest
 
 from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR
 from tests.capi.conftest import PROGRAMS, compile_program, run_program
-from tests.daemons import ROOT, Daemon, clean_env, serving
+from tests.daemons import Daemon, build_toolkit, serving
 
 MODULE = "tests.kind_operators"
 pytestmark = pytest.mark.timeout(300)  # the first test builds a toolkit and starts a daemon
@@ -24,12 +22,7 @@ PHASE1 = "aclnnKindsProbeGetWorkspaceSize"
 
 @pytest.fixture(scope="module")
 def kinds_toolkit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("toolkit-kinds") / "cann"
-    env = {**clean_env(), "VNPU_TOOLKIT_DIR": str(root)}
-    command = [sys.executable, "-m", "server.cli", "toolkit", "--operators", MODULE]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return root
+    return build_toolkit(tmp_path_factory.mktemp("toolkit-kinds") / "cann", "--operators", MODULE)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 
 from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR
 from tests.capi.conftest import PROGRAMS, compile_program, run_program
-from tests.daemons import ROOT, Daemon, clean_env, serving
+from tests.daemons import ROOT, Daemon, build_toolkit, clean_env, serving
 
 MODULE = "tests.user_operators"
 M, N = 5, 7
@@ -22,18 +22,7 @@ M, N = 5, 7
 
 @pytest.fixture(scope="module")
 def operator_toolkit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("toolkit-ops") / "cann"
-    env = {**clean_env(), "VNPU_TOOLKIT_DIR": str(root)}
-    done = subprocess.run(
-        [sys.executable, "-m", "server.cli", "toolkit", "--operators", MODULE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return root
+    return build_toolkit(tmp_path_factory.mktemp("toolkit-ops") / "cann", "--operators", MODULE)
 
 
 @pytest.fixture(scope="module")
