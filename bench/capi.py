@@ -2,8 +2,9 @@
 
 A C program (`bench/c/calls.cpp`, built against `vnpu toolkit`) times, inside itself, eager aclnnAdd launches
 (phase 1 + phase 2, pipelined, then a synchronize) and the waiting call `aclrtSynchronizeStream` on an idle
-stream; this process times the same loops through `client.acl` on the same daemon, A B A B. The libraries
-forward every C call into the same Python client, so the ratio is what the C layer adds.
+stream; this process times the same loops through `client.acl` on the same daemon, A B A B: the native C client
+against the Python one (figure 16 sets the same launches against the daemon's own ceiling, and the waiting call
+against a raw round trip).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The expanded headers are the one source: the C preprocessor (with VNPU_CDEF, whi
 deprecation macros, and stand-ins for the standard headers) flattens them, pycparser reads the result, and each
 function declaration becomes a `Prototype` (name, C result type, parameters with their C types and names, the
 header it comes from, the library that exports it). The same text, without the functions, is the type
-declarations CFFI needs (`Table.cdef_types`); `Table.cdef_functions(library)` are the exports of one library.
+declarations (`Table.cdef_types`) the native toolkit's code generator and the tests parse.
 """
 
 from __future__ import annotations
@@ -54,13 +54,6 @@ class Prototype:
     def library(self) -> str:
         return HEADER_LIBRARIES.get(self.header) or LIBRARIES[self.header.split("/", 1)[0]]
 
-    @property
-    def declaration(self) -> str:
-        params = ", ".join(f"{p.ctype} {p.name}".replace("* ", "*") for p in self.params) or "void"
-        if self.variadic:
-            params += ", ..."
-        return f"{self.result} {self.name}({params});"
-
 
 @dataclass(frozen=True)
 class Table:
@@ -73,9 +66,6 @@ class Table:
 
     def of_library(self, library: str) -> tuple[Prototype, ...]:
         return tuple(p for p in self.prototypes if p.library == library)
-
-    def cdef_functions(self, library: str, leave_out: frozenset[str] = frozenset()) -> str:
-        return "\n".join(p.declaration for p in self.of_library(library) if not p.variadic and p.name not in leave_out)
 
 
 def preprocess(include: Path, headers: list[str], cc: str) -> str:

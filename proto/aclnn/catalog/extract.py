@@ -4,8 +4,8 @@
         [--out proto/aclnn/catalog] [--notes FILE]
 
 Each DIR is a checkout (a git work tree, so that its commit is recorded) of hicann/ops-<repo>. The output
-is deterministic: operators sorted by name, one per line. A developer tool (it needs pycparser, which cffi
-brings); the catalog loader never imports it.
+is deterministic: operators sorted by name, one per line. A developer tool (it needs pycparser, one of
+vnpu's dependencies); the catalog loader never imports it.
 
 What is read (see `sources`): every public `op_api/aclnn_*.h` (and ops-math's `acl_stft.h`,
 `acl_rfft1d.h`), experimental ones included, parsed with pycparser after a light preprocessing

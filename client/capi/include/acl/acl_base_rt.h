@@ -10,8 +10,8 @@
 extern "C" {
 #endif
 
-/* Export and deprecation markers. vnpu's CFFI step parses these headers with VNPU_CDEF defined: the markers
- * then vanish, since the parser knows no compiler attributes. */
+/* Export and deprecation markers. vnpu's prototype table parses these headers with VNPU_CDEF defined: the
+ * markers then vanish, since the parser knows no compiler attributes. */
 #if defined(VNPU_CDEF)
 #define ACL_FUNC_VISIBILITY
 #define ACL_DEPRECATED
