@@ -160,16 +160,23 @@ static void flush_at_exit(void)
     if (s && !s->broken) vn_outbox_now(s);
 }
 
+/* The session of the configuration at `config_path` (NULL: the environment's), its embedded daemon started first. */
+static int connect_session(const char *config_path, vn_session **made)
+{
+    vn_config config;
+    int code = vn_load_config(config_path, &config);
+    if (code == 0) code = vn_start_embedded(&config);
+    if (code == 0) code = open_session(&config, made);
+    vn_free_config(&config);
+    return code;
+}
+
 int vn_init(const char *config_path)
 {
     pthread_mutex_lock(&init_lock);
     if (!vn_current) {
-        vn_config config;
-        int code = vn_load_config(config_path, &config);
-        if (code == 0) code = vn_start_embedded(&config);
         vn_session *s = NULL;
-        if (code == 0) code = open_session(&config, &s);
-        vn_free_config(&config);
+        int code = connect_session(config_path, &s);
         if (code) {
             pthread_mutex_unlock(&init_lock);
             return code;
@@ -202,12 +209,8 @@ int vn_before_init(vn_req *r, vn_reply *out)
         pthread_mutex_unlock(&init_lock);
         return vn_call_unwatched(r, out);
     }
-    vn_config config;
-    int code = vn_load_config(NULL, &config);
-    if (code == 0) code = vn_start_embedded(&config);
     vn_session *s = NULL;
-    if (code == 0) code = open_session(&config, &s);
-    vn_free_config(&config);
+    int code = connect_session(NULL, &s);
     if (code) {
         pthread_mutex_unlock(&init_lock);
         mp_free(&r->b);
