@@ -38,6 +38,15 @@ def free_port() -> int:
         return port
 
 
+def free_ports(count: int) -> list[int]:
+    """`count` different free ports: all bound at once, then released (free_port() twice may give one port twice)."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+
+
 def listening(path: Path) -> bool:
     """Whether a daemon listens on the Unix socket `path` (asked first: httpx leaks a socket it could not connect)."""
     with socket.socket(socket.AF_UNIX) as probe:

@@ -24,7 +24,7 @@ from client.routing import Route, parse_devices
 from proto.constants import ACL_EVENT_SYNC
 from server.api.settings import Settings
 from server.app import create_app
-from tests.daemons import clean_env, free_port
+from tests.daemons import clean_env, free_port, free_ports
 from tests.test_k8s import GRACE_MARGIN, daemon_container, job, objects, pod_variables
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,7 +155,11 @@ def test_a_job_reaches_the_fourth_daemon_as_device_3(tmp_path: Path) -> None:
     replaced by the 127.0.0.1 port of its daemon (the cluster DNS's part); the Job's program round-trips random
     data through each device and prints its memory."""
     replicas = objects("overlays/production")["StatefulSet"]["spec"]["replicas"]
-    envs = [pod_env(tmp_path, VNPU_MEMORY=f"{16 * (i + 1)}MiB", VNPU_LOG_LEVEL="warning") for i in range(replicas)]
+    ports = free_ports(replicas)  # four different ports, whatever the kernel hands out between the calls
+    envs = [
+        pod_env(tmp_path, VNPU_MEMORY=f"{16 * (i + 1)}MiB", VNPU_LOG_LEVEL="warning", VNPU_PORT=str(port))
+        for i, port in enumerate(ports)
+    ]
     printed = subprocess.run(
         [str(VNPU), "devices", "--k8s-service", "vnpu", "--replicas", str(replicas), "--namespace", "vnpu"],
         capture_output=True, text=True, timeout=30, check=True,
