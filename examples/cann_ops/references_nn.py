@@ -275,8 +275,38 @@ def _dynamic_quant(args: Args) -> dict[str, np.ndarray]:
     return {"yOut": y, "scaleOut": scale}
 
 
+def _dynamic_quant_v2(args: Args) -> dict[str, np.ndarray]:
+    """DynamicQuant with per-expert smooth rows chosen as the device's kernel scans groupIndex (row r, 1-based,
+    takes the first expert from the previous row's on whose count is >= r), asymmetric when offsetOut is given:
+    scale = (max - min) / 255, offset = 127 - max / scale, y = round(x / scale + offset)."""
+    if np.asarray(args["yOut"]).dtype != np.int8:
+        raise ValueError("an int4 / packed output")
+    x, smooth, ends = f64(args["x"]), args.get("smoothScalesOptional"), args.get("groupIndexOptional")
+    rows = x.reshape(-1, x.shape[-1]).copy()
+    if smooth is not None and ends is not None:
+        table, ends, expert = f64(smooth).reshape(-1, x.shape[-1]), _ints(ends).ravel(), 0
+        for r in range(rows.shape[0]):
+            while expert < len(ends) and ends[expert] < r + 1:
+                expert += 1
+            if expert == len(ends):
+                break
+            rows[r] *= table[expert]
+    elif smooth is not None:
+        rows *= f64(smooth).ravel()
+    x = rows.reshape(x.shape)
+    if args.get("offsetOut") is None:
+        scale = np.abs(x).max(-1) / 127.0
+        return {"yOut": np.clip(np.rint(x / np.where(scale == 0, 1, scale)[..., None]), -128, 127), "scaleOut": scale}
+    high, low = x.max(-1), x.min(-1)
+    scale = (high - low) / 255.0
+    offset = np.where(scale > 0, 127.0 - high / np.where(scale == 0, 1, scale), 127.0)
+    y = np.clip(np.rint(x / np.where(scale == 0, 1, scale)[..., None] + offset[..., None]), -128, 127)
+    return {"yOut": np.where(scale[..., None] > 0, y, 0), "scaleOut": scale, "offsetOut": offset}
+
+
 REFERENCES["ScatterNdUpdate"] = _scatter_nd_update
 REFERENCES["DynamicQuant"] = _dynamic_quant
+REFERENCES["DynamicQuantV2"] = _dynamic_quant_v2
 
 
 def _weight_quant_batch_matmul_v2(args: Args) -> dict[str, np.ndarray]:

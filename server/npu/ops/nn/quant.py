@@ -37,13 +37,16 @@ def _smoothed(op: str, x: Array, smooth: Array | None, group_index: Array | None
         return smoothed
     table = wide(smooth).reshape(-1, hidden)
     ends = np.asarray(group_index).astype(np.int64).reshape(-1)
-    if ends.size != table.shape[0] or (np.diff(ends) < 0).any() or (ends.size and ends[0] < 0):
-        raise invalid(op, "groupIndexOptional", f"{ends.tolist()} is not {table.shape[0]} cumulative row counts")
+    if ends.size != table.shape[0]:
+        raise invalid(
+            op, "groupIndexOptional", f"has {ends.size} values; smoothScalesOptional has {table.shape[0]} rows"
+        )
     rows = v.reshape(-1, hidden).copy()
-    start = 0
-    for expert, end in enumerate(ends.tolist()):
-        rows[start : min(end, rows.shape[0])] *= table[expert]
-        start = end
+    # row r (1-based) takes the first expert, from the previous row's on, whose count reaches r -- the device's
+    # forward scan, which is the first expert where the running maximum of the counts reaches r
+    experts = np.searchsorted(np.maximum.accumulate(ends), np.arange(1, rows.shape[0] + 1), side="left")
+    covered = experts < ends.size  # rows past every count are not smoothed
+    rows[covered] *= table[experts[covered]]
     return rows.reshape(v.shape)
 
 
@@ -91,7 +94,8 @@ def dynamic_quant_v2(
     scaleOut: Array, offsetOut: Array | None, workspace: Array | None,
 ) -> None:  # fmt: skip
     """DynamicQuant, asymmetric when offsetOut is given, with per-expert smoothScales for MoE: rows
-    [groupIndex[e-1], groupIndex[e]) use smoothScales[e] (rows past the last group are not smoothed).
+    [groupIndex[e-1], groupIndex[e]) use smoothScales[e] (rows past the last group are not smoothed); a group index
+    that is not sorted is read as the device's kernel scans it (`_smoothed`).
 
     Constraints (quant/dynamic_quant_v2/docs/aclnnDynamicQuantV2.md): x FLOAT16/BFLOAT16, > 1-D; smoothScales x's
     dtype, (H) or (experts ≤ 1024, H) with groupIndex (1-D, experts; the doc lists a float dtype, vnpu reads it as

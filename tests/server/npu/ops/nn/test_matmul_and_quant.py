@@ -110,6 +110,28 @@ def test_dynamic_quant_v2_asymmetric_grouped() -> None:
     assert caught.value.message.startswith("dstType:")
 
 
+@pytest.mark.parametrize(
+    ("ends", "experts"),
+    [
+        ([2, 4, 358554848, 32529], [0, 0, 1, 1]),  # CANN's example: values past the rows are never read
+        ([2, 1, 4, -7], [0, 0, 2, 2]),  # a smaller count is skipped, as the device's forward scan skips it
+        ([-1, 0, 3, 4], [2, 2, 2, 3]),  # groups that cover no row
+    ],
+)
+def test_dynamic_quant_v2_group_index_as_the_device_scans_it(ends: list[int], experts: list[int]) -> None:
+    """Row r (1-based) takes the first expert, from the previous row's on, whose count reaches r (the kernel's
+    forward scan, ops-nn quant/dynamic_quant/op_kernel/dynamic_quant_moe.h): a group index that is not sorted
+    cumulative counts is not refused -- the device reads it the same way."""
+    rng = np.random.default_rng(5)
+    x = rand(rng, (4, 16))
+    smooth = (rng.random((4, 16)) + 0.5).astype(np.float16)
+    y, scale = np.zeros((4, 16), np.int8), np.zeros(4, np.float32)
+    quant.dynamic_quant_v2(x, smooth, np.array(ends, np.int32), 2, y, scale, None, None)
+    values, scales, _ = reference_quant(f64(x) * f64(smooth[experts]), 127, -128, False)
+    assert_quantized(y, values)
+    assert_rounded(scale, scales)
+
+
 def int8(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.integers(-128, 128, shape).astype(np.int8)
 
