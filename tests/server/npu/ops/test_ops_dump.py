@@ -118,13 +118,49 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     assert "| ops-math | 7 | 6 | 4 | 3 |" in verdict.summary(list(found.values()))
 
 
+def test_empty_examples_and_host_functions(tmp_path: Path) -> None:
+    """An example that calls no operator (CANN's has a few whose calls are commented out) and prints nothing ran
+    as on CANN; one that calls an operator must launch it; a host function's printed values
+    are checked against its reference computed from the example's own arrays."""
+    verdict = verdict_module()
+    logs = tmp_path / "logs"
+    empty = "// aclnnScatterGetWorkspaceSize(self, dim, index, src, out, &size, &executor);\nint main() { return 0; }\n"
+    example(logs, "empty", empty, "")
+    example(logs, "commented", "int main() { aclInit(nullptr); /* aclnnAddGetWorkspaceSize(a); */ }", "")
+    example(logs, "silent", "int main() { aclnnAddGetWorkspaceSize(a, b, c, d, &size, &executor); }", "")
+    source = (
+        "float scaleArray[3] = {1.0, 0.5, 3.25};\nfloat offsetArray[2] = {1.0, -300.0};\n"
+        "ret = aclnnTransQuantParam(scaleArray, 3, offsetArray, 2, &result, &resultSize);\n"
+    )
+    scales = np.array([1.0, 0.5, 3.25], np.float32).view(np.uint32).astype(np.int64) | 1 << 46
+    scales[:2] = (scales[:2] & 0x4000FFFFFFFF) | (np.array([1, -256]) & 0x1FF) << 37
+    want = [*scales.tolist(), *[0] * 13]
+    printed = "".join(f"result[{i}] is: {v}\n" for i, v in enumerate(want))
+    example(logs, "host", source, printed)
+    example(logs, "host-wrong", source, printed.replace(f"is: {want[1]}", f"is: {want[1] + 1}"))
+    have = verdict.implemented()
+    found = {d.name: verdict.judge(d, repo, have) for repo, d in verdict.walk(logs)}
+    assert (found["empty"].matched, found["empty"].reason) == (
+        True,
+        "calls no operator, prints nothing: nothing to compare",
+    )
+    assert found["commented"].matched
+    assert not found["silent"].matched and found["silent"].reason == "nothing launched"
+    assert (found["host"].matched, found["host"].reason) == (
+        True,
+        "host function aclnnTransQuantParam: its printed values checked",
+    )
+    assert not found["host-wrong"].matched and found["host-wrong"].reason.startswith("wrong value: aclnnTransQuant")
+
+
 def test_printed_series() -> None:
     verdict = verdict_module()
     text = "result[0] is: 1.5\nresult[1] is: -2.000000\nmean result[0] is: 3\nresult[0] is: 7e-01\nx[5] = 1\n"
     series = verdict.printed_series(text)
     assert [(s.label, s.values) for s in series] == [("result", [1.5, -2.0]), ("mean result", [3.0]), ("result", [0.7])]
-    assert verdict.printed_tolerance("1.500000") == pytest.approx(5e-7)
-    assert verdict.printed_tolerance("7e-01") == pytest.approx(0.05)
+    printed = sys.modules["printed"]  # the verdict's module of printed values
+    assert printed.printed_tolerance("1.500000") == pytest.approx(5e-7)
+    assert printed.printed_tolerance("7e-01") == pytest.approx(0.05)
 
 
 def test_what_examples_print_besides_their_outputs() -> None:
@@ -142,8 +178,23 @@ def test_what_examples_print_besides_their_outputs() -> None:
     small = np.array([0.0, 2.0, 3.0])  # ints whose bits read as float32 are denormals (a negative one is a NaN)
     ints = verdict.Launch("Abs", {"self": small, "out": 0 * small}, {"out": small.astype(np.int32)}, {"out": "int32"})
     as_floats = "".join(f"result[{i}] is: 0.000000\n" for i in range(3))
-    matched, reason = verdict._values(verdict.printed_series(as_floats), [ints], [])
-    assert not matched and reason.startswith("unverifiable: result prints its int32 output's bits")
+    matched, reason = verdict._values(verdict.printed_series(as_floats), [ints], [])  # as CANN prints them
+    assert matched and reason.startswith("result prints its int32 output's bits as another type, all below")
+    assert reason.endswith("its launches' outputs checked")  # instead, against their references
+    wrong = verdict.Launch("Abs", {"self": small, "out": 0 * small}, {"out": np.int32([0, 2, 4])}, {"out": "int32"})
+    matched, reason = verdict._values(verdict.printed_series(as_floats), [wrong], [])
+    assert not matched and reason == "wrong value: aclnnAbs out (the example prints no output values)"
+    slope = np.array([-11.0, 0.25])  # an input printed from its 2-value host vector, and 3 values past it
+    six = np.linspace(-2.0, 3.0, 6)
+    scaled = verdict.Launch("Neg", {"self": six, "weight": slope, "out": 0 * six}, {"out": -six}, {})
+    past_input = "".join(f"input2[{i}] is: {v:f}\n" for i, v in enumerate([-11.0, 0.25, float("nan"), 0.0, 7.5]))
+    outputs = "".join(f"result[{i}] is: {v:f}\n" for i, v in enumerate(-six))
+    assert verdict._values(verdict.printed_series(past_input + outputs), [scaled], []) == (
+        True,
+        "input2 prints 5 values of an input of 2",
+    )
+    not_input = past_input.replace("0.250000", "0.500000")
+    assert not verdict._values(verdict.printed_series(not_input + outputs), [scaled], [])[0]
     half = verdict.Launch("Neg", {"self": x, "out": 0 * x}, {"out": (-x).astype(np.float16)}, {"out": "float16"})
     bits = "".join(f"result[{i}] is: {v}\n" for i, v in enumerate((-x).astype(np.float16).view(np.uint16)))
     assert verdict._values(verdict.printed_series(bits), [half], []) == (True, "result printed as another type's bits")
