@@ -77,6 +77,17 @@ class KernelDesc:
             )
         object.__setattr__(self, "args", MappingProxyType(args))
 
+    @classmethod
+    def checked(cls, op: str, args: Mapping[str, ArgValue], workspace_size: int) -> KernelDesc:
+        """The description of arguments phase 1 has just normalized and checked (`OpDecl.normalize`, `.check`,
+        which sized `workspace_size`): neither runs again."""
+        desc = object.__new__(cls)
+        object.__setattr__(desc, "op", op)
+        object.__setattr__(desc, "args", MappingProxyType(dict(args)))
+        object.__setattr__(desc, "workspace_size", workspace_size)
+        desc.__dict__["needed_workspace"] = workspace_size
+        return desc
+
     def __hash__(self) -> int:
         return hash((self.op, tuple(self.args.items()), self.workspace_size))
 

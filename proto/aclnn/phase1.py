@@ -46,7 +46,7 @@ def get_workspace_size(decl: OpDecl, values: Mapping[str, object]) -> tuple[int,
         size = decl.check(args)
     except OpArgError as error:
         raise error.to_acl(decl, decl.ws_name) from None
-    return size, aclOpExecutor(KernelDesc(decl.name, args, size))
+    return size, aclOpExecutor(KernelDesc.checked(decl.name, args, size))
 
 
 def revalidate(kernel: KernelDesc) -> KernelDesc:
