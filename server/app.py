@@ -24,6 +24,7 @@ from server.api.origins import CheckOrigin, OriginPolicy, is_loopback
 from server.api.sessions import Registry
 from server.api.settings import Settings
 from server.npu import Machine, kernels
+from server.npu.core.heap import keep_freed_memory
 from server.npu.memory.hostmem import sweep_stale
 from server.npu.ops import dump
 from server.version import package_version
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None, *, embedded: bool = False) -> F
             log.info("removed the shared memory %s of a daemon that died", name)
         kernels.load(settings.kernels.split(","))  # ImportError names a module that fails
         dump.configure(settings.dump_launches)
+        keep_freed_memory()  # the kernels' temporaries reuse freed memory instead of new pages each launch
         machine = Machine(
             settings.devices,
             settings.memory,
