@@ -172,6 +172,38 @@ def test_cann_info_level_names_the_daemon_reached(toolkit: Path, daemon: Daemon,
     assert quiet.stdout == "ran\n", quiet.stdout
 
 
+PAST_THE_END = """#include <cstdio>
+#include "acl/acl.h"
+int main() {  // a copy of 256 bytes out of a 128-byte block, its status unread (a CANN example's mistake)
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    void *dev = nullptr;
+    aclrtMalloc(&dev, 128, ACL_MEM_MALLOC_HUGE_FIRST);
+    char host[256];
+    aclrtMemcpy(host, sizeof host, dev, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST);
+    std::printf("ran\\n");
+    return 0;
+}
+"""
+
+
+def test_cann_log_on_stdout_prints_each_error(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """docs/c-toolkit.md: with CANN's log on stdout (ASCEND_SLOG_PRINT_TO_STDOUT=1) each error is printed as it
+    happens, an "[ERROR] " line (the CFFI libraries did; the native ones lost it); log level 4 hushes it, and
+    without the switch nothing is printed."""
+    source = tmp_path / "past.cpp"
+    source.write_text(PAST_THE_END)
+    binary = compile_program(toolkit, source, tmp_path)
+    done = run_program(toolkit, binary, daemon, ASCEND_SLOG_PRINT_TO_STDOUT="1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    first, ran = done.stdout.splitlines()
+    assert first.startswith("[ERROR] aclrtMemcpy: ACL_ERROR_RT_PARAM_INVALID (107000): src: 256 bytes at "), first
+    assert first.endswith("in the 128-byte allocation at " + first.split("allocation at ")[1]) and ran == "ran"
+    assert "run 128 bytes past its end" in first
+    for quiet in ({}, {"ASCEND_SLOG_PRINT_TO_STDOUT": "1", "ASCEND_GLOBAL_LOG_LEVEL": "4"}):
+        assert run_program(toolkit, binary, daemon, **quiet).stdout == "ran\n"
+
+
 TOO_LARGE = """#include <cstdio>
 #include "acl/acl.h"
 #include "aclnnop/aclnn_add.h"

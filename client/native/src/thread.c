@@ -114,11 +114,29 @@ char *vn_sprintf_alloc(const char *fmt, ...)
     return text;
 }
 
+/* CANN's log on stdout (ASCEND_SLOG_PRINT_TO_STDOUT=1) at its default level, error (ASCEND_GLOBAL_LOG_LEVEL unset or
+ * 0-3): each error as it happens, a "[ERROR] " line. */
+static int log_errors(void)
+{
+    static int decided = -1;
+    int said = __atomic_load_n(&decided, __ATOMIC_RELAXED);
+    if (said < 0) {
+        const char *to_stdout = getenv("ASCEND_SLOG_PRINT_TO_STDOUT"), *level = getenv("ASCEND_GLOBAL_LOG_LEVEL");
+        said = to_stdout && atoi(to_stdout) == 1 && !(level && *level && atoi(level) > 3);
+        __atomic_store_n(&decided, said, __ATOMIC_RELAXED);
+    }
+    return said;
+}
+
 /* An error as AclError's str() gives it: "api: NAME (code): message". */
 int vn_keep_error(int code, const char *api, const char *message)
 {
     char *text = api && *api ? vn_sprintf_alloc("%s: %s (%d): %s", api, vn_code_name(code), code, message)
                              : vn_sprintf_alloc("%s (%d): %s", vn_code_name(code), code, message);
+    if (text && log_errors()) {
+        printf("[ERROR] %s\n", text);
+        fflush(stdout);
+    }
     vn_set_message(text);
     note_last_error(code);
     return code;
