@@ -177,6 +177,7 @@ def judge(directory: Path, repo: str, have: set[str]) -> Verdict:
 
 
 AFTER_FINALIZE = re.compile(r"\[ERROR\] \w+: ACL_ERROR_UNINITIALIZE \(100001\): no vnpu session[^\n]*\n")
+PAST_THE_END = re.compile(r"\] aclrtMemcpy(?:Async)?: .* bytes past its end$")
 FREED_NULL = re.compile(r"\[ERROR\] aclrtFree: ACL_ERROR_INVALID_PARAM \(100000\): devPtr is NULL\n")
 
 
@@ -190,6 +191,9 @@ def _failure(status: int, text: str, missing: list[str]) -> str:
     if status - 128 in SIGNALS:  # else a status the program returned (`return ret`: 107000 is 248)
         return f"crash ({SIGNALS[status - 128]})"
     said = [line.strip() for line in text.splitlines() if line.startswith("[ERROR]")]
+    past = [line for line in said if PAST_THE_END.search(line)]
+    if past:  # CANN's runtime checks no block's extent: the copy would read (or write) what lies beyond
+        return "the example copies past its allocation: " + past[0][8:200]
     failed = [line.strip() for line in text.splitlines() if "ERROR" in line or "failed" in line]
     return f"exit {status}: " + (said or failed or ["(no message)"])[0][:200]
 

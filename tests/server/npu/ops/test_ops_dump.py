@@ -101,6 +101,9 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     for launch in (good / "dump").glob("*.npz"):
         (freed / "dump" / launch.name).write_bytes(launch.read_bytes())
     example(logs, "failed", calls, "[ERROR] aclrtMemcpy: ACL_ERROR_INVALID_PARAM (100000): dst is NULL\n" + printed)
+    past = "[ERROR] aclrtMemcpy: ACL_ERROR_RT_PARAM_INVALID (107000): src: 32 bytes at 0x12c000000040 (offset 0 in "
+    past += "the 8-byte allocation at 0x12c000000040) run 24 bytes past its end\ncopy failed. ERROR: 107000\n"
+    example(logs, "past", calls, past, 248)
     missing = "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize(a, b, c, d, &size, &executor);"
     example(logs, "missing", missing, "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize failed. ERROR: 561003\n", 1)
     error = "x.cpp:3:10: fatal error: aclnnop/aclnn_nothing.h: No such file or directory\n"
@@ -115,7 +118,8 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     assert (found["cleanup"].ran, found["cleanup"].matched) == (True, True)
     assert (found["freed"].ran, found["freed"].matched) == (True, True)
     assert not found["failed"].ran and found["failed"].reason.startswith("exit 0 after aclrtMemcpy")
-    assert "| ops-math | 7 | 6 | 4 | 3 |" in verdict.summary(list(found.values()))
+    assert found["past"].reason.startswith("the example copies past its allocation: aclrtMemcpy: ACL_ERROR_RT_")
+    assert "| ops-math | 8 | 7 | 4 | 3 |" in verdict.summary(list(found.values()))
 
 
 def test_empty_examples_and_host_functions(tmp_path: Path) -> None:
