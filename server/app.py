@@ -24,6 +24,7 @@ from server.api.origins import CheckOrigin, OriginPolicy, is_loopback
 from server.api.sessions import Registry
 from server.api.settings import Settings
 from server.npu import Machine, kernels
+from server.npu.core.blas import one_thread_per_kernel
 from server.npu.core.heap import keep_freed_memory
 from server.npu.memory.hostmem import sweep_stale
 from server.npu.ops import dump
@@ -44,6 +45,8 @@ def create_app(settings: Settings | None = None, *, embedded: bool = False) -> F
         kernels.load(settings.kernels.split(","))  # ImportError names a module that fails
         dump.configure(settings.dump_launches)
         keep_freed_memory()  # the kernels' temporaries reuse freed memory instead of new pages each launch
+        if not embedded:  # in a program's own process its numpy's threads are the program's
+            one_thread_per_kernel()
         machine = Machine(
             settings.devices,
             settings.memory,
