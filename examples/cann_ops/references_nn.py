@@ -130,6 +130,25 @@ def _group_norm(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["GroupNorm"] = _group_norm
+
+
+def _sync_batch_norm_gather_stats(args: Args) -> dict[str, np.ndarray]:
+    """Its doc's formulas over the devices' sums; counts truncated to integers (the op_api casts them to INT32), and
+    the biased variance for the running one when there is at most one sample (the Atlas A2 kernel's guard)."""
+    count = float(np.trunc(f64(args["sampleCount"])).sum())
+    batch_mean = f64(args["totalSum"]).sum(axis=0) / count
+    batch_var = f64(args["totalSquareSum"]).sum(axis=0) / count - batch_mean**2
+    momentum = float(args["momentum"])
+    unbiased = batch_var * count / (count - 1) if count > 1 else batch_var
+    return {
+        "batchMean": batch_mean,
+        "batchInvstd": 1.0 / np.sqrt(batch_var + float(args["eps"])),
+        "mean": f64(args["mean"]) * (1 - momentum) + momentum * batch_mean,
+        "variance": f64(args["variance"]) * (1 - momentum) + momentum * unbiased,
+    }
+
+
+REFERENCES["SyncBatchNormGatherStats"] = _sync_batch_norm_gather_stats
 REFERENCES["Addmm"] = lambda a: {
     "out": float(a["beta"]) * f64(a["self"]) + float(a["alpha"]) * (f64(a["mat1"]) @ f64(a["mat2"]))
 }

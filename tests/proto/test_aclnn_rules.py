@@ -334,3 +334,28 @@ def test_whole_reductions_write_one_value_shaped_1_or_0d() -> None:
             assert size == 0
         refused(lambda p=phase1, e=extra: p(t(3, 4), *e, t(2)), "out has shape [2], but the result has shape []")
         refused(lambda p=phase1, e=extra: p(t(3, 4), *e, t(1, 1)), "out has shape [1, 1], but the result has shape []")
+
+
+def test_arange_and_roll_take_the_built_in_packages_dtypes_on_atlas_a2() -> None:
+    """The shipped operators (ops-math math/range, conversion/roll) refuse on Atlas A2/A3 what only their experimental
+    variants (the custom package, libcust_opapi.so) take: an INT8 range, a COMPLEX64 roll (docs/operators.md)."""
+    step = scalar(1.0)
+    refused(
+        lambda: nn.aclnnArangeGetWorkspaceSize(ONE, scalar(5.0), step, t(4, dtype=S8)),
+        "out has dtype ACL_INT8; supported: ACL_BF16, ACL_DOUBLE, ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT64",
+    )
+    supported = (
+        "ACL_BF16, ACL_BOOL, ACL_FLOAT, ACL_FLOAT16, ACL_INT16, ACL_INT32, ACL_INT64, ACL_INT8, ACL_UINT32, ACL_UINT8"
+    )
+    for dtype in (DT.ACL_COMPLEX64, F64):
+        refused(
+            lambda dtype=dtype: nn.aclnnRollGetWorkspaceSize(
+                t(2, 3, dtype=dtype), dims(1), dims(1), t(2, 3, dtype=dtype)
+            ),
+            f"x has dtype {dtype.name}; supported: {supported}",
+        )
+    refused(
+        lambda: nn.aclnnRollGetWorkspaceSize(t(2, 3), dims(1), dims(1), t(2, 3, dtype=F16)),
+        "out has dtype ACL_FLOAT16, but the result has dtype ACL_FLOAT",
+    )
+    assert nn.aclnnRollGetWorkspaceSize(t(2, 3, dtype=DT.ACL_UINT32), dims(1), dims(1), t(2, 3, dtype=DT.ACL_UINT32))

@@ -132,6 +132,12 @@ Sort math aclnn_sort.h: const aclTensor *self, bool stable, int64_t dim, bool de
     aclTensor *indicesOut>
 ArgMax math aclnn_argmax.h: const aclTensor *self, int64_t dim, bool keepdim, aclTensor *out>
 Cumsum math aclnn_cumsum.h: const aclTensor *self, int64_t dim, aclDataType dtype, aclTensor *out>
+SyncBatchNormGatherStats nn aclnn_sync_batch_norm_gather_stats.h: const aclTensor *totalSum,
+    const aclTensor *totalSquareSum, const aclTensor *sampleCount, aclTensor *mean<>, aclTensor *variance<>,
+    float momentum, float eps, aclTensor *batchMean>, aclTensor *batchInvstd>
+BatchNorm nn aclnn_batch_norm.h: const aclTensor *input, const aclTensor *weight, const aclTensor *bias,
+    aclTensor *runningMean<>, aclTensor *runningVar<>, bool training, double momentum, double eps, aclTensor *output>,
+    aclTensor *saveMean>, aclTensor *saveInvstd>
 """
 """One operator per entry: `Name repo header: params`, continued on indented lines."""
 
@@ -403,3 +409,12 @@ def _arguments(text: str, start: int) -> list[str]:
         else:
             current += char
     return [*items, current.strip()] if current.strip() else items
+
+
+def test_a_stale_direction_override_is_an_error() -> None:
+    from proto.aclnn.catalog.overrides import with_directions
+
+    params = catalog().ops["SyncBatchNormGatherStats"].params
+    assert [p.direction for p in with_directions("SyncBatchNormGatherStats", params)][3:5] == ["inplace", "inplace"]
+    with pytest.raises(ValueError, match=r"names \['mean', 'variance'\]"):
+        with_directions("SyncBatchNormGatherStats", params[:3])

@@ -22,7 +22,7 @@ from proto.aclnn.catalog.dfx import Phase1Io, read_phase1_io
 from proto.aclnn.catalog.docpages import directory_pages, page_directions
 from proto.aclnn.catalog.generated import GeneratedFunction, GeneratedParam, GenerationError, generate
 from proto.aclnn.catalog.opdef import OpDef, OpDefParam, read_opdefs
-from proto.aclnn.catalog.overrides import OPDEF_OVERRIDES
+from proto.aclnn.catalog.overrides import OPDEF_OVERRIDES, with_directions
 from proto.aclnn.catalog.params import header_params, kind_of
 from proto.aclnn.catalog.sources import (
     aclnn_opdefs,
@@ -137,7 +137,7 @@ def _header_op(
         directory=directory,
         header=Path(relative).name,
         source="header",
-        params=header_params(function.params[:-2], io, documented, name.startswith("Inplace")),
+        params=with_directions(name, header_params(function.params[:-2], io, documented, name.startswith("Inplace"))),
         launch=STANDARD_LAUNCH if launch.params == STANDARD_LAUNCH else launch.params,
         prefix=prefix,
         deprecated=function.deprecated or launch.deprecated,

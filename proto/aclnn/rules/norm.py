@@ -1,6 +1,6 @@
 """Normalization and quantization families of ops-nn (norm/, quant/, matmul/ quantized, sampling): RmsNorm,
-AddRmsNorm, LayerNorm(WithImplMode), GroupNorm, DynamicQuant(V2), QuantMatmulV4/V5, WeightQuantBatchMatmulV2,
-ApplyTopKTopP.
+AddRmsNorm, LayerNorm(WithImplMode), GroupNorm, SyncBatchNormGatherStats, DynamicQuant(V2), QuantMatmulV4/V5,
+WeightQuantBatchMatmulV2, ApplyTopKTopP.
 
 Each rule is its documentation's table: the dtype pairs, the normalized axes, the statistics' shapes (1 on the
 normalized axes), the quantized dtypes and their packing.
@@ -33,7 +33,7 @@ from proto.aclnn.rules.base import (
     tensor,
 )
 from proto.aclnn.rules.matmul import matmul_shape
-from proto.constants import aclDataType
+from proto.constants import aclDataType, aclFormat
 
 HALF: Final = frozenset({DT.ACL_FLOAT16, DT.ACL_BF16})
 NORM: Final = HALF | {DT.ACL_FLOAT}
@@ -123,6 +123,41 @@ def _group_norm(args: Args) -> None:
     check_out(args, "out", x.data_type, x.view_dims, exact=True)
     for name in ("meanOut", "rstdOut"):
         _stat(args, name, (n, group), x.data_type)
+
+
+SYNC_STATS: Final = frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16})  # Atlas A2/A3: no BFLOAT16 (the doc's note)
+SYNC_TENSORS: Final = ("totalSum", "totalSquareSum", "sampleCount", "mean", "variance", "batchMean", "batchInvstd")
+F = aclFormat
+PRIVATE_FORMATS: Final = frozenset(
+    {F.ACL_FORMAT_NC1HWC0, F.ACL_FORMAT_FRACTAL_Z, F.ACL_FORMAT_NC1HWC0_C04, F.ACL_FORMAT_FRACTAL_NZ,
+     F.ACL_FORMAT_NDC1HWC0, F.ACL_FRACTAL_Z_3D, F.ACL_FORMAT_FRACTAL_NZ_C0_16, F.ACL_FORMAT_FRACTAL_NZ_C0_32,
+     F.ACL_FORMAT_FRACTAL_NZ_C0_2, F.ACL_FORMAT_FRACTAL_NZ_C0_4, F.ACL_FORMAT_FRACTAL_NZ_C0_8}
+)  # fmt: skip
+"""The NPU's own layouts (5-D C0 blocks, fractal matrices), which operators that take ND refuse."""
+
+
+def _sync_batch_norm_gather_stats(args: Args) -> None:
+    """The op_api's checks in its order (norm/sync_batch_norm_gather_stats): dtypes, one dtype for the statistics and
+    one for the two outputs, no private format on the inputs, ranks (2, 2, 1, 1, 1, 1, 1), the shapes [n, c], [n],
+    [c]..., and n > 0 (c may be 0: nothing to compute)."""
+    t = {name: tensor(args, name) for name in SYNC_TENSORS}
+    for name, value in t.items():
+        require_dtype(name, value.data_type, SYNC_STATS | {DT.ACL_INT32} if name == "sampleCount" else SYNC_STATS)
+    for name in ("totalSquareSum", "mean", "variance"):
+        require_same_dtype(name, t[name], "totalSum", t["totalSum"])
+    require_same_dtype("batchInvstd", t["batchInvstd"], "batchMean", t["batchMean"])
+    for name in SYNC_TENSORS[:5]:
+        if t[name].format in PRIVATE_FORMATS:
+            raise OpArgError(f"{name} has format {t[name].format.name}; it must be ND, NCL, NCHW or NCDHW")
+    for name, value in t.items():
+        require_rank(name, value, 2 if name in SYNC_TENSORS[:2] else 1)
+    n, c = t["totalSum"].view_dims
+    require_shape("totalSquareSum", t["totalSquareSum"], (n, c), "totalSum's")
+    require_shape("sampleCount", t["sampleCount"], (n,), "totalSum's first axis")
+    for name in SYNC_TENSORS[3:]:
+        require_shape(name, t[name], (c,), "totalSum's second axis")
+    if n == 0:
+        raise OpArgError(f"totalSum has shape {shape_str(t['totalSum'].view_dims)}; its first axis must be > 0")
 
 
 QUANT_OUT: Final = {DT.ACL_INT8: 1, DT.ACL_INT4: 1, DT.ACL_INT32: 8}
@@ -292,6 +327,9 @@ TABLE: Final[dict[str, Row]] = {
     "LayerNormWithImplMode": Checked(_layer_norm, doc="norm/layer_norm_v4/docs"),
     "GroupNorm": nullable(
         Checked(_group_norm, doc="norm/group_norm/docs/aclnnGroupNorm.md"), "gamma", "beta", "meanOut", "rstdOut"
+    ),
+    "SyncBatchNormGatherStats": Checked(
+        _sync_batch_norm_gather_stats, doc="norm/sync_batch_norm_gather_stats/docs/aclnnSyncBatchNormGatherStats.md"
     ),
     "DynamicQuant": Checked(_dynamic_quant, doc="quant/dynamic_quant/docs/aclnnDynamicQuant.md"),
     "DynamicQuantV2": nullable(Checked(_dynamic_quant, doc="quant/dynamic_quant_v2/docs"), "offsetOut"),

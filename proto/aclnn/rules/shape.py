@@ -11,7 +11,7 @@ from typing import Final
 
 from proto.aclnn import dtypes
 from proto.aclnn.decl import Args, OpArgError
-from proto.aclnn.dtypes import ALL
+from proto.aclnn.dtypes import ALL, DT
 from proto.aclnn.entry import Row
 from proto.aclnn.host import aclTensor
 from proto.aclnn.rules.base import (
@@ -161,8 +161,21 @@ def _flip(args: Args) -> None:
     _same_shape("self", "out").check(args)
 
 
+ROLL_DTYPES: Final = frozenset(
+    {DT.ACL_BF16, DT.ACL_FLOAT16, DT.ACL_FLOAT, DT.ACL_INT8, DT.ACL_UINT8, DT.ACL_INT16, DT.ACL_INT32, DT.ACL_INT64,
+     DT.ACL_UINT32, DT.ACL_BOOL}
+)  # fmt: skip
+"""aclnnRoll's dtypes on Atlas A2/A3 (conversion/roll/docs/aclnnRoll.md and its op_api's list for them): no DOUBLE;
+COMPLEX64 only on Ascend 950 (the doc's note; the experimental variant of its custom package takes it on A2 too,
+see docs/operators.md)."""
+
+
 def _roll(args: Args) -> None:
+    """The op_api's checks in its order: dtypes (x's, then out's, then one dtype), out's shape, the two arrays'
+    lengths, then the dims' range (at most 8 dims: aclCreateTensor refuses more)."""
     x = tensor(args, "x")
+    require_dtype("x", x.data_type, ROLL_DTYPES)
+    check_out(args, "out", x.data_type, x.view_dims, ROLL_DTYPES, exact=True)
     shifts, dims = ints(args, "shifts") or (), ints(args, "dims") or ()
     if (dims and len(shifts) != len(dims)) or (not dims and len(shifts) != 1):
         raise OpArgError(
@@ -170,7 +183,6 @@ def _roll(args: Args) -> None:
         )
     for d in dims:
         wrap_dim("dims", d, len(x.view_dims))
-    _same_shape("x", "out").check(args)
 
 
 def _triangle(x_name: str, out_name: str) -> Checked:

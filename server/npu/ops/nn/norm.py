@@ -1,4 +1,5 @@
-"""Normalization kernels (hicann/ops-nn norm/): RmsNorm, AddRmsNorm, LayerNorm, LayerNormWithImplMode, GroupNorm.
+"""Normalization kernels (hicann/ops-nn norm/): RmsNorm, AddRmsNorm, LayerNorm, LayerNormWithImplMode, GroupNorm,
+SyncBatchNormGatherStats.
 
 All statistics are computed in float32 (float64 for float64 input) over the trailing normalized axes and every
 output is rounded once: y = x · rstd · gamma is not rounded between its factors, and AddRmsNorm normalizes the
@@ -154,7 +155,41 @@ def group_norm(
             store(target, values.reshape(target.shape))
 
 
+def sync_batch_norm_gather_stats(
+    totalSum: Array, totalSquareSum: Array, sampleCount: Array, mean: Array, variance: Array, momentum: float,  # noqa: N803
+    eps: float, batchMean: Array, batchInvstd: Array, workspace: Array | None,  # noqa: N803
+) -> None:  # fmt: skip
+    """The global statistics of per-device sums: with count = Σ sampleCount, batchMean = Σ totalSum / count,
+    batchVar = Σ totalSquareSum / count - batchMean², batchInvstd = 1 / sqrt(batchVar + eps); the running
+    statistics in place: mean = mean · (1 - momentum) + momentum · batchMean, variance = variance · (1 - momentum)
+    + momentum · batchVar · count / (count - 1).
+
+    As the NPU computes it (ops-nn norm/sync_batch_norm_gather_stats: op_api, and the Atlas A2 kernel of its
+    experimental tree): sampleCount cast to INT32 first (float counts truncated), every sum and formula in float32;
+    a count of 0 gives reciprocal 0 (batchMean 0, batchInvstd 1 / sqrt(eps)), a count of 1 or less takes the biased
+    variance (momentum alone) instead of dividing by count - 1. The four results are rounded into mean's dtype (the
+    kernel's outputs are made like mean and variance), then batchMean and batchInvstd cast into their own.
+    """
+    f32 = np.float32
+    m = f32(momentum)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        counts = sampleCount.astype(np.int32)  # as C casts: float counts truncated toward zero
+        count = counts.astype(f32).sum(dtype=f32)
+        reciprocal = f32(0) if count == 0 else f32(1) / count
+        batch_mean = totalSum.astype(f32).sum(axis=0, dtype=f32) * reciprocal
+        batch_var = totalSquareSum.astype(f32).sum(axis=0, dtype=f32) * reciprocal - batch_mean * batch_mean
+        invstd = f32(1) / np.sqrt(batch_var + f32(eps))
+        unbiased = count / (count - f32(1)) * m if count > 1 else m
+        running_mean = mean.astype(f32) * (f32(1) - m) + m * batch_mean
+        running_var = variance.astype(f32) * (f32(1) - m) + unbiased * batch_var
+    store(batchMean, batch_mean.astype(mean.dtype))
+    store(batchInvstd, invstd.astype(mean.dtype))
+    store(mean, running_mean)
+    store(variance, running_var)
+
+
 FUNCTIONS: dict[str, Callable[..., None]] = {
+    "SyncBatchNormGatherStats": sync_batch_norm_gather_stats,
     "GroupNorm": group_norm,
     "RmsNorm": rms_norm,
     "AddRmsNorm": add_rms_norm,

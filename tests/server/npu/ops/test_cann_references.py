@@ -139,3 +139,29 @@ def test_the_quant_matmul_v5_k_group_reference() -> None:
     low = ((x2[:, 0].astype(np.int64) & 0xF) ^ 8) - 8  # column 0: the low nibbles
     first = (float(x1[0].astype(np.float64) @ (low * np.repeat(scales[:, 0], 256))) + offset[0]) * s1[0, 0]
     assert np.isclose(want[0, 0], first)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_the_sync_batch_norm_gather_stats_reference(dtype: type) -> None:
+    """Four devices' sums over 6 channels, fractional float counts (truncated): the four written tensors, the
+    running ones updated from their values before the launch."""
+    from server.npu.ops.nn.norm import sync_batch_norm_gather_stats
+
+    verdict = verdict_module()
+    rng = np.random.default_rng(8)
+    total = rng.standard_normal((4, 6)).astype(dtype)
+    square = rng.uniform(4, 8, (4, 6)).astype(dtype)
+    counts = np.array([3.5, 2.0, 4.9, 1.2], np.float32)
+    mean, var = rng.standard_normal(6).astype(dtype), rng.uniform(0.5, 2, 6).astype(dtype)
+    args = {"totalSum": total, "totalSquareSum": square, "sampleCount": counts, "mean": mean.astype(np.float64),
+            "variance": var.astype(np.float64), "momentum": 0.2, "eps": 1e-5}  # fmt: skip
+    outputs = {"batchMean": np.zeros(6, dtype), "batchInvstd": np.zeros(6, dtype), "mean": mean, "variance": var}
+    sync_batch_norm_gather_stats(total, square, counts, mean, var, 0.2, 1e-5, *list(outputs.values())[:2], None)
+    want = verdict.REFERENCES["SyncBatchNormGatherStats"](args)
+    name = np.dtype(dtype).name
+    for key, got in outputs.items():
+        assert verdict.agrees(got, verdict.rounded(want[key], name), name), key
+    count = 3 + 2 + 4 + 1
+    batch_mean = total.astype(np.float64).sum(0) / count
+    np.testing.assert_allclose(want["batchMean"], batch_mean)
+    np.testing.assert_allclose(want["mean"], args["mean"] * 0.8 + 0.2 * batch_mean)

@@ -10,6 +10,7 @@ from aclnn_testkit import FakeMemory
 
 from tests.server.npu.ops.opcases import (
     BOOL,
+    DT,
     F16,
     F32,
     I32,
@@ -158,6 +159,12 @@ CASES = [
         "Roll",
         {"x": In(S), "shifts": Ints((1, -2)), "dims": Ints((0, 1)), "out": Out(S)},
         lambda **v: {"out": np.roll(v["x"], (1, -2), (0, 1))},
+    ),
+    Case(
+        "Roll",
+        {"x": In((2, 5), DT.ACL_UINT32), "shifts": Ints((3,)), "dims": Ints(()), "out": Out((2, 5), DT.ACL_UINT32)},
+        lambda **v: {"out": np.roll(v["x"].reshape(-1), 3).reshape(2, 5)},
+        name="Roll-uint32-flattened",
     ),
     Case("Triu", {"self": In((4, 4)), "diagonal": 1, "out": Out((4, 4))}, lambda **v: {"out": np.triu(v["self"], 1)}),
     Case(

@@ -56,6 +56,30 @@ def _group(x: Any, gamma: Any, beta: Any) -> dict[str, Any]:
     return {"out": y, "meanOut": mean.reshape(2, 2), "rstdOut": rstd.reshape(2, 2)}
 
 
+def _sync_stats(through: Any = None, **v: Any) -> dict[str, Any]:
+    """SyncBatchNormGatherStats in float64: counts truncated (the op_api's cast to INT32), the biased variance for
+    a count of 1; `through` rounds the batch statistics into mean's dtype first (the kernel's outputs)."""
+    count = np.trunc(v["sampleCount"]).sum()
+    batch_mean = v["totalSum"].sum(0) / count
+    batch_var = v["totalSquareSum"].sum(0) / count - batch_mean**2
+    invstd = 1 / np.sqrt(batch_var + as_f32(v["eps"]))
+    m = as_f32(v["momentum"])
+    unbiased = batch_var * count / (count - 1) if count > 1 else batch_var
+    if through is not None:
+        batch_mean, invstd = batch_mean.astype(through).astype(np.float64), invstd.astype(through).astype(np.float64)
+    return {"batchMean": batch_mean, "batchInvstd": invstd, "mean": v["mean"] * (1 - m) + m * batch_mean,
+            "variance": v["variance"] * (1 - m) + m * unbiased}  # fmt: skip
+
+
+def _sync_args(n: int, c: int, stats: Any, counts: Any, outputs: Any = None, **change: Any) -> dict[str, Any]:
+    outputs = stats if outputs is None else outputs  # ACL_FLOAT is 0
+    args = {"totalSum": In((n, c), stats), "totalSquareSum": In((n, c), stats, low=4.0, high=8.0),
+            "sampleCount": counts, "mean": Ref((c,), stats), "variance": Ref((c,), stats, positive=True),
+            "momentum": 0.1, "eps": 1e-5, "batchMean": Out((c,), outputs),
+            "batchInvstd": Out((c,), outputs)}  # fmt: skip
+    return args | change
+
+
 def _scatter(x: Any, index: Any, src: Any, add: bool) -> Any:
     out = x.copy()
     for i in range(index.shape[0]):
@@ -182,6 +206,14 @@ NORM = [
     Case("GroupNorm", {"self": In((2, 4, 3)), "gamma": In((4,)), "beta": In((4,)), "N": 2, "C": 4, "HxW": 3,
                        "group": 2, "eps": 1e-5, "out": Out((2, 4, 3)), "meanOut": Out((2, 2)), "rstdOut": Out((2, 2))},
          lambda **v: _group(v["self"], v["gamma"], v["beta"]), ulps=8, atol=1e-6),
+    Case("SyncBatchNormGatherStats", _sync_args(3, 6, F32, In((3,), I32, values=[5, 7, 3])),
+         lambda **v: _sync_stats(**v), ulps=8, atol=1e-6),
+    Case("SyncBatchNormGatherStats", _sync_args(2, 5, F16, In((2,), F32, values=[4.7, 6.2]), momentum=0.9, eps=1e-3),
+         lambda **v: _sync_stats(**v), ulps=2, name="SyncBatchNormGatherStats-fp16-truncated-counts"),
+    Case("SyncBatchNormGatherStats", _sync_args(3, 4, F16, In((3,), F16, values=[2, 3, 4]), F32),
+         lambda **v: _sync_stats(np.float16, **v), ulps=2, name="SyncBatchNormGatherStats-fp32-outputs"),
+    Case("SyncBatchNormGatherStats", _sync_args(1, 3, F32, In((1,), I32, values=[1]), momentum=0.5),
+         lambda **v: _sync_stats(**v), ulps=8, atol=1e-6, name="SyncBatchNormGatherStats-one-sample"),
 ]  # fmt: skip
 KG_SCALES = np.array([[(1 + i / 16) * 2.0 ** -(8 + j) for i in range(16)] for j in range(2)], np.float32)
 
