@@ -5,10 +5,10 @@
 # written), and what it prints is compared with vnpu's float64 reference of each launch it made
 # (examples/cann_ops/verdict.py says built / ran / matched and why not, per example and per repository).
 #
-#   examples/cann_ops_examples.sh CHECKOUTS [PATTERN]
+#   examples/cann_ops_examples.sh CHECKOUTS [PATTERN...]
 #
 # CHECKOUTS holds checkouts of hicann/ops-math, ops-nn, ops-transformer and ops-cv named so (any of them may be
-# missing); PATTERN keeps the examples whose path contains it. Logs and verdicts go to $VNPU_OPS_EXAMPLES_LOGS
+# missing); PATTERNs keep the examples whose path contains one of them. Logs and verdicts go to $VNPU_OPS_EXAMPLES_LOGS
 # (default a temporary directory): verdicts.tsv, summary.md and one directory per example. $JOBS builds at once
 # (default 2); the runs are one at a time (the daemon's dump is attributed to the program running). Nothing is
 # written into the checkouts.
@@ -53,8 +53,8 @@ export -f build_one
 
 # the whole run is one function, read before it runs: editing this file meanwhile cannot change a run
 main() {
-    checkouts=$(cd "${1:?usage: $0 CHECKOUTS [PATTERN]}" && pwd)
-    pattern=${2:-}
+    checkouts=$(cd "${1:?usage: $0 CHECKOUTS [PATTERN...]}" && pwd)
+    patterns=("${@:2}")
     repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
     vnpu=${VNPU:-$repo/.venv/bin/vnpu}
     python=${PYTHON:-$repo/.venv/bin/python}
@@ -76,7 +76,11 @@ main() {
         (cd "$checkouts/$name" && find . -path '*/examples/*' -name 'test_aclnn_*.cpp' -not -path '*arch35*' | sort) |
             while read -r rel; do
                 rel=${rel#./}
-                [[ -n "$pattern" && "$rel" != *$pattern* ]] && continue
+                if (( ${#patterns[@]} )); then
+                    kept=0
+                    for pattern in "${patterns[@]}"; do [[ "$rel" == *$pattern* ]] && kept=1 && break; done
+                    (( kept )) || continue
+                fi
                 printf '%s\t%s\t%s\n' "$name" "$checkouts/$name/$rel" "$logs/$name/${rel//\//__}"
             done >> "$examples"
     done
