@@ -85,9 +85,10 @@ def emit_phase1(proto: Prototype) -> str:
         field, cast = handle if arg.kind in _HANDLE_KINDS else _FIELDS.get(arg.kind, ("i", "(int64_t)"))
         values.append(f"{{.{field} = {cast}{param.name}}}")
     ws, ex = proto.params[-2].name, proto.params[-1].name
-    return (
-        f"{_signature(proto)}\n{{\n    const vn_opval vn_values_[] = {{{', '.join(values)}}};\n"
-        f"    return vn_phase1(&op_{decl.name}, vn_values_, {ws}, (void **){ex});\n}}"
+    return f"{_signature(proto)}\n{{\n    const vn_opval vn_values_[] = {{{', '.join(values)}}};\n" + (
+        f'    return vn_phase1_max(&op_{decl.name}, "{proto.name}", vn_values_, {ws}, (void **){ex});\n}}'
+        if proto.name == max_workspace_name(decl.name)
+        else f"    return vn_phase1(&op_{decl.name}, vn_values_, {ws}, (void **){ex});\n}}"
     )
 
 

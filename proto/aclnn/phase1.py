@@ -12,7 +12,7 @@ import keyword
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from proto.aclnn.decl import OpArgError, OpDecl
+from proto.aclnn.decl import ArgValue, OpArgError, OpDecl
 from proto.aclnn.executor import aclOpExecutor
 from proto.aclnn.host import aclIntArray, aclScalar, aclTensor
 from proto.aclnn.hostlist import aclBoolArray, aclFloatArray, aclScalarList, aclTensorList
@@ -31,7 +31,8 @@ MAX_WORKSPACE: Final = frozenset(
 """The operators whose op_api also exports `aclnn<Op>GetMaxWorkspaceSize`: phase 1's parameters, the workspace a
 launch needs whatever its sequence lengths hold (a captured graph's, updated later). CANN declares it in no public
 header; torch_npu finds it with dlsym (`_npu_fused_infer_attention_score_get_max_workspace`, vllm-ascend's graph
-mode). vnpu's attention needs the same workspace whatever the lengths, so it is phase 1 under its other name."""
+mode). It is phase 1 under its other name with the sequence lengths' values unread -- CANN's op_api replaces them by
+tensors of their size alone -- and vnpu's attention needs the same workspace whatever they hold."""
 
 
 def max_workspace_name(op: str) -> str:
@@ -39,14 +40,27 @@ def max_workspace_name(op: str) -> str:
     return f"aclnn{op}{MAX_SUFFIX}" if op in MAX_WORKSPACE else ""
 
 
-def get_workspace_size(decl: OpDecl, values: Mapping[str, object]) -> tuple[int, aclOpExecutor]:
-    """Phase 1 over one declaration: check the arguments, size the workspace, build the executor."""
+def get_workspace_size(
+    decl: OpDecl, values: Mapping[str, object], *, sizes_only: bool = False
+) -> tuple[int, aclOpExecutor]:
+    """Phase 1 over one declaration: check the arguments, size the workspace, build the executor. `sizes_only`
+    (aclnn<Op>GetMaxWorkspaceSize): the int arrays are checked as zeros of their size -- CANN's op_api replaces
+    the sequence lengths by tensors of their size alone -- and the executor keeps their values, which its launch
+    checks."""
+    name = max_workspace_name(decl.name) if sizes_only else decl.ws_name
     try:
         args = decl.normalize(values)
-        size = decl.check(args)
+        checked = {n: _unread(v) for n, v in args.items()} if sizes_only else args
+        size = decl.check(checked)
     except OpArgError as error:
-        raise error.to_acl(decl, decl.ws_name) from None
-    return size, aclOpExecutor(KernelDesc.checked(decl.name, args, size))
+        raise error.to_acl(decl, name) from None
+    described = KernelDesc(decl.name, args, size) if sizes_only else KernelDesc.checked(decl.name, args, size)
+    return size, aclOpExecutor(described)
+
+
+def _unread(value: ArgValue) -> ArgValue:
+    """An int array as zeros of its size (values not read); any other argument as it is."""
+    return aclIntArray((0,) * len(value.values)) if type(value) is aclIntArray else value
 
 
 def revalidate(kernel: KernelDesc) -> KernelDesc:
@@ -113,6 +127,7 @@ def phase1(decl: OpDecl, name: str | None = None) -> Phase1:
     which the memo keeps alive, so an identity cannot be reused while it is remembered.
     """
     memo: dict[tuple[int, ...], tuple[tuple[object, ...], int, KernelDesc]] = {}
+    sizes_only = name is not None and name == max_workspace_name(decl.name)
 
     def call(*args: object, **kwargs: object) -> tuple[int, aclOpExecutor]:
         key = None
@@ -121,7 +136,7 @@ def phase1(decl: OpDecl, name: str | None = None) -> Phase1:
             known = memo.get(key)
             if known is not None and not any(map(_destroyed, args)):  # a memo hit still refuses a destroyed one
                 return known[1], aclOpExecutor(known[2])
-        size, executor = get_workspace_size(decl, _bind(decl, args, kwargs))
+        size, executor = get_workspace_size(decl, _bind(decl, args, kwargs), sizes_only=sizes_only)
         if key is not None:
             if len(memo) >= MEMO_SIZE:
                 memo.clear()

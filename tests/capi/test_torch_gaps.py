@@ -61,4 +61,5 @@ def test_fia_max_workspace_by_dlsym(toolkit: Path, daemon: Daemon, tmp_path: Pat
     assert "max 0 size 0 executor set" in lines and "phase1 0 size 0" in lines
     assert lines.count("aclDestroyAclOpExecutor 0") == 2
     assert "null query 161001 executor null" in lines and "null workspaceSize 161001" in lines
+    assert "max past the cache 0 size 0" in lines and "phase1 past the cache 161002" in lines  # lengths unread
     assert "aclFinalize 0" in lines

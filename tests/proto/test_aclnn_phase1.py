@@ -191,3 +191,39 @@ def test_the_memo_is_bounded() -> None:
     )
     assert 0 < len(memo) <= module.MEMO_SIZE
     assert aclnn.aclnnAddGetWorkspaceSize(kept[-1], kept[-1], alpha, kept[-1])[1].kernel is executors[-1].kernel
+
+
+def _fia_v4_args(kv_lengths: list[int]) -> list[object]:
+    """Decode through FusedInferAttentionScoreV4: batch 1, one token, 2 query heads and 1 KV head of 4 (BSH), 5
+    cached tokens, `kv_lengths` as actualSeqLengthsKv."""
+    f16 = aclDataType.ACL_FLOAT16
+    query, key, value, out = (
+        tensor([1, 1, 8], f16),
+        tensor([1, 5, 4], f16),
+        tensor([1, 5, 4], f16),
+        tensor([1, 1, 8], f16),
+    )
+    optional: list[object] = [None] * 26
+    optional[3] = aclCreateIntArray(kv_lengths)
+    return [query, aclnn.aclCreateTensorList([key]), aclnn.aclCreateTensorList([value]), *optional,
+            2, 0.5, 2147483647, 2147483647, "BSH", 1, 0, 0, 0, 0, False, 0, 0, 0, out, None]  # fmt: skip
+
+
+def test_get_max_workspace_size_reads_the_lengths_sizes_not_their_values() -> None:
+    """CANN's aclnnFusedInferAttentionScoreV4GetMaxWorkspaceSize checks the sequence lengths as tensors of their
+    size alone (its op_api's FakeArray): lengths past the cache pass there and fail phase 1; the executor keeps
+    the values, which its launch checks."""
+    most = aclnn.function("aclnnFusedInferAttentionScoreV4GetMaxWorkspaceSize")
+    assert most is not None
+    size, executor = most(*_fia_v4_args([9]))
+    assert size == aclnn.aclnnFusedInferAttentionScoreV4GetWorkspaceSize(*_fia_v4_args([5]))[0]
+    assert executor.kernel.args["actualSeqLengthsKvOptional"].values == (9,)
+    with pytest.raises(AclError) as caught:
+        aclnn.aclnnFusedInferAttentionScoreV4GetWorkspaceSize(*_fia_v4_args([9]))
+    assert caught.value.code == ACLNN_ERR_PARAM_INVALID and "actualSeqLengthsKvOptional[0] is 9" in caught.value.message
+    with pytest.raises(AclError) as caught:
+        executor.kernel.needed_workspace  # noqa: B018 -- what a launch checks
+    assert caught.value.code == ACLNN_ERR_PARAM_INVALID
+    with pytest.raises(AclError) as caught:  # the other checks still run, naming the function called
+        most(*_fia_v4_args([9])[:1], aclnn.aclCreateTensorList([]), *_fia_v4_args([9])[2:])
+    assert caught.value.api == "aclnnFusedInferAttentionScoreV4GetMaxWorkspaceSize"

@@ -110,6 +110,8 @@ void vn_obj_free(void *obj, int type); /* hostobj.c */
 
 #pragma GCC visibility push(default)
 int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size, void **executor);
+/* aclnn<Op>GetMaxWorkspaceSize (named `api`): phase 1 with its int arrays' values unread, their sizes kept */
+int vn_phase1_max(const vn_op *op, const char *api, const vn_opval *values, uint64_t *workspace_size, void **executor);
 int vn_phase2(const vn_op *op, void *workspace, uint64_t workspace_size, void *executor, void *stream);
 int vn_itemsize(int dtype); /* generated: 0 for a dtype vnpu's tensors do not hold */
 #pragma GCC visibility pop

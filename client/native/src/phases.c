@@ -96,7 +96,10 @@ static void put_scalar(mp_buf *b, const vn_scalar *s)
 }
 
 /* the arguments' map; `data[t]` is the address the t-th tensor (list members included, in order) is sent with */
-static void put_args(mp_buf *b, const vn_op *op, const vn_opval *values, void **objs, const uint64_t *data)
+/* An operator's arguments as the daemon reads them; `sizes_only`: each int array as that many zeros (what
+ * aclnn<Op>GetMaxWorkspaceSize checks: CANN's op_api replaces the sequence lengths by tensors of their size alone). */
+static void put_args(mp_buf *b, const vn_op *op, const vn_opval *values, void **objs, const uint64_t *data,
+                     int sizes_only)
 {
     int t = 0;
     mp_map(b, (uint32_t)op->nargs);
@@ -112,7 +115,12 @@ static void put_args(mp_buf *b, const vn_op *op, const vn_opval *values, void **
         case VN_SCALAR: put_scalar(b, objs[i]); break;
         case VN_INT_ARRAY: {
             vn_int_array *a = objs[i];
-            put_ints(b, a->values, a->n);
+            if (sizes_only) {
+                mp_array(b, (uint32_t)a->n);
+                for (uint64_t j = 0; j < a->n; j++) mp_int(b, 0);
+            } else {
+                put_ints(b, a->values, a->n);
+            }
             break;
         }
         case VN_TENSOR_LIST: case VN_OUT_LIST: case VN_INPLACE_LIST: case VN_SCALAR_LIST: {
@@ -193,9 +201,9 @@ static void forget_answers(void)
 static uint64_t phase1_round_trips; /* for the tests: how often phase 1 asked the daemon */
 VN_EXPORT uint64_t vnpuPhase1RoundTrips(void) { return phase1_round_trips; }
 
-int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size, void **executor)
+static int phase1(const vn_op *op, const char *api, int sizes_only, const vn_opval *values, uint64_t *workspace_size,
+                  void **executor)
 {
-    const char *api = op->ws_name;
     vn_enter(api);
     if (!workspace_size || !executor)
         return vn_fail(161001, api, "%s is NULL: it must point to where the result goes",
@@ -229,7 +237,7 @@ int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size,
     mp_buf key;
     mp_init(&key);
     mp_str(&key, op->name);
-    put_args(&key, op, values, objs, key_data);
+    put_args(&key, op, values, objs, key_data, sizes_only);
     uint64_t hash = fnv(key.data, key.len);
     uint64_t size = 0;
     int code = -1;
@@ -241,15 +249,18 @@ int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size,
             break;
         }
     pthread_mutex_unlock(&answers_lock);
-    mp_buf args;
+    mp_buf args, checked;
     mp_init(&args);
-    put_args(&args, op, values, objs, desc_data);
+    put_args(&args, op, values, objs, desc_data, 0);
+    mp_init(&checked);
+    if (sizes_only) put_args(&checked, op, values, objs, desc_data, 1);
     free(key_data), free(desc_data);
     if (code < 0) { /* ask the daemon: the one set of operator rules */
+        const mp_buf *asked = sizes_only ? &checked : &args;
         vn_req r;
         vn_req_begin(&r, "vnpuWorkspaceSize", 2, 0);
         mp_key(&r.b, "op"), mp_str(&r.b, op->name);
-        mp_key(&r.b, "args"), mp_raw(&r.b, args.data, args.len);
+        mp_key(&r.b, "args"), mp_raw(&r.b, asked->data, asked->len);
         vn_reply reply;
         __atomic_add_fetch(&phase1_round_trips, 1, __ATOMIC_RELAXED);
         code = vn_call(&r, &reply);
@@ -275,6 +286,7 @@ int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size,
         }
     }
     mp_free(&key);
+    mp_free(&checked);
     if (code) {
         mp_free(&args);
         return code;
@@ -290,6 +302,16 @@ int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size,
     *workspace_size = size;
     *executor = vn_obj_put(e);
     return 0;
+}
+
+int vn_phase1(const vn_op *op, const vn_opval *values, uint64_t *workspace_size, void **executor)
+{
+    return phase1(op, op->ws_name, 0, values, workspace_size, executor);
+}
+
+int vn_phase1_max(const vn_op *op, const char *api, const vn_opval *values, uint64_t *workspace_size, void **executor)
+{
+    return phase1(op, api, 1, values, workspace_size, executor);
 }
 
 /* ---- phase 2 -------------------------------------------------------------------------------------------------- */

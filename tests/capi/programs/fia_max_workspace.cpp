@@ -80,6 +80,17 @@ int main()
            executor ? "set" : "null");
     printf("null workspaceSize %d\n", Call(fn, query, keys, values, lengths, out, nullptr, &executor));
 
+    // lengths past the 5 cached tokens: the max call reads their count alone (CANN's FakeArray), phase 1 refuses
+    const int64_t nine[1] = {9};
+    aclIntArray *longer = aclCreateIntArray(nine, 1);
+    executor = nullptr;
+    status = Call(fn, query, keys, values, longer, out, &size, &executor);
+    printf("max past the cache %d size %lu\n", status, static_cast<unsigned long>(size));
+    aclDestroyAclOpExecutor(executor);
+    printf("phase1 past the cache %d\n", Call(aclnnFusedInferAttentionScoreV4GetWorkspaceSize, query, keys, values,
+                                                longer, out, &phase1Size, &phase1));
+    aclDestroyIntArray(longer);
+
     aclDestroyIntArray(lengths);
     aclDestroyTensorList(keys);
     aclDestroyTensorList(values);
