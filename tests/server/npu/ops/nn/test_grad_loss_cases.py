@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 from aclnn_testkit import FakeMemory
 
+from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
+from server.npu.ops.nn import loss
 from tests.server.npu.ops.opcases import (
     BF16,
     F16,
@@ -22,6 +25,7 @@ from tests.server.npu.ops.opcases import (
     Scalar,
     run,
 )
+from tests.server.npu.ops.test_ops_dump import verdict_module
 
 S = (3, 4)
 ERF = np.vectorize(math.erf, otypes=[np.float64])
@@ -220,3 +224,27 @@ CASES = GRADS + LOSSES
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_grad_and_loss_operators(case: Case, mem: FakeMemory, rng: np.random.Generator) -> None:
     run(case, mem, rng)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_the_conformance_references_agree(case: Case, mem: FakeMemory, rng: np.random.Generator) -> None:
+    """examples/cann_ops/references_grad.py (the verdict's references, written apart from the kernels) on the same
+    rows: a reference that agreed with nothing would judge nothing."""
+    references = verdict_module().REFERENCES
+
+    def reference(**values: Any) -> dict[str, Any]:
+        return {name: np.asarray(value) for name, value in references[case.op](values).items()}
+
+    run(replace(case, ref=reference, ulps=max(case.ulps, 8), atol=max(case.atol, 1e-6)), mem, rng)
+
+
+def test_a_target_out_of_range_fails_the_launch() -> None:
+    """NLL targets are checked when the kernel reads them (phase 1 cannot see device memory): 161002 naming target."""
+    x, w = np.zeros((2, 3), np.float32), np.ones(3, np.float32)
+    out, total = np.zeros(2, np.float32), np.zeros(1, np.float32)
+    with pytest.raises(AclError) as caught:
+        loss.FUNCTIONS["NLLLoss"](x, np.array([0, 3]), w, 0, -100, out, total, None)
+    assert caught.value.code == ACLNN_ERR_PARAM_INVALID
+    assert caught.value.message == "target: holds 3; it must lie in [0, 3) or be ignoreIndex"
+    loss.FUNCTIONS["NLLLoss"](x, np.array([0, 3]), w, 0, 3, out, total, None)  # 3 is ignoreIndex: skipped
+    assert total[0] == 1
