@@ -85,6 +85,11 @@ REFERENCES["SeluBackward"] = _elementwise(lambda y, a: SELU_SCALE if y > 0 else 
 REFERENCES["MishBackward"] = _elementwise(lambda x, a: _mish(x))
 REFERENCES["SoftshrinkBackward"] = _elementwise(lambda x, a: 1.0 if abs(x) > float(a["lambda"]) else 0.0)
 REFERENCES["ThresholdBackward"] = _elementwise(lambda x, a: 1.0 if x > float(a["threshold"]) else 0.0)
+REFERENCES["LeakyReluBackward"] = _elementwise(lambda x, a: 1.0 if x > 0 else float(a["negativeSlope"]))
+REFERENCES["HardshrinkBackward"] = _elementwise(lambda x, a: 1.0 if abs(x) > max(float(a["lambd"]), 0.0) else 0.0)
+REFERENCES["HardswishBackwardV2"] = _elementwise(lambda x, a: 0.0 if x <= -3 else (1.0 if x >= 3 else x / 3 + 0.5))
+REFERENCES["FastGeluBackward"] = _elementwise(lambda x, a: _swish(x, 1.702))
+REFERENCES["LogSigmoidBackward"] = _elementwise(lambda x, a: 1 / (1 + math.exp(x)) if x < 700 else 0.0)
 REFERENCES["SwishBackward"] = _elementwise(
     lambda x, a: _swish(x, 1.0 if a.get("betaOptional") is None else float(a["betaOptional"]))
 )
@@ -96,6 +101,31 @@ def _log_softmax_backward(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["LogSoftmaxBackward"] = _log_softmax_backward
+
+
+def _softmax_backward(args: Args) -> dict[str, np.ndarray]:
+    grad, output, dim = f64(args["gradOutput"]), f64(args["output"]), int(args["dim"])
+    return {"out": grad * output - (grad * output).sum(axis=dim, keepdims=True) * output}
+
+
+def _glu_backward(args: Args) -> dict[str, np.ndarray]:
+    x, dim = f64(args["self"]), int(args["dim"])
+    a, b = np.split(x, 2, axis=dim)
+    g = f64(args["gradOut"])
+    return {"out": np.concatenate([g * sigmoid(b), g * a * sigmoid(b) * sigmoid(-b)], axis=dim)}
+
+
+def _swi_glu_grad(args: Args) -> dict[str, np.ndarray]:
+    x, dim = f64(args["x"]), int(args["dim"])
+    a, b = np.split(x, 2, axis=dim)
+    g = f64(args["yGrad"])
+    swish_grad = sigmoid(a) + a * sigmoid(a) * sigmoid(-a)
+    return {"out": np.concatenate([g * b * swish_grad, g * a * sigmoid(a)], axis=dim)}
+
+
+REFERENCES["SoftmaxBackward"] = _softmax_backward
+REFERENCES["GluBackward"] = _glu_backward
+REFERENCES["SwiGluGrad"] = _swi_glu_grad
 REFERENCES["Softsign"] = lambda a: {"out": f64(a["self"]) / (1 + np.abs(f64(a["self"])))}
 REFERENCES["InplaceHardtanh"] = lambda a: {
     "selfRef": np.minimum(np.maximum(f64(a["selfRef"]), float(a["clipValueMin"])), float(a["clipValueMax"]))
@@ -178,6 +208,44 @@ def _kl_div_backward(args: Args) -> dict[str, np.ndarray]:
     return {"out": grad / count}
 
 
+def _kl_div_target_backward(args: Args) -> dict[str, np.ndarray]:
+    t = f64(args["target"])
+    g, x = np.broadcast_to(f64(args["gradOutput"]), t.shape), np.broadcast_to(f64(args["self"]), t.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad = g * np.exp(t) * (t - x + 1) if args["logTarget"] else g * (np.log(t) - x + 1)
+    count = {1: t.size, 3: t.shape[0]}.get(int(args["reduction"]), 1)
+    return {"gradTarget": grad / count}
+
+
+def _smooth_l1_backward(args: Args) -> dict[str, np.ndarray]:
+    g, x, y = np.broadcast_arrays(f64(args["gradOut"]), f64(args["self"]), f64(args["target"]))
+    beta, d = float(args["beta"]), x - y
+    slope = np.array([np.sign(v) if abs(v) >= beta else v / beta for v in d.ravel()]).reshape(d.shape)
+    return {"gradInput": g * slope / (d.size if int(args["reduction"]) == 1 else 1)}
+
+
+def _bce(args: Args) -> dict[str, np.ndarray]:
+    x, t = f64(args["self"]), f64(args["target"])
+    w = np.ones(x.shape) if args.get("weight") is None else np.broadcast_to(f64(args["weight"]), x.shape)
+    with np.errstate(divide="ignore"):
+        loss = -w * (t * np.clip(np.log(x), -100, None) + (1 - t) * np.clip(np.log(1 - x), -100, None))
+    mode = int(args["reduction"])
+    return {"out": loss if mode == 0 else np.asarray(loss.mean() if mode == 1 else loss.sum())}
+
+
+def _bce_backward(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["self"])
+    g, t = np.broadcast_to(f64(args["gradOutput"]), x.shape), np.broadcast_to(f64(args["target"]), x.shape)
+    w = args.get("weightOptional")
+    weight = np.ones(x.shape) if w is None else np.broadcast_to(f64(w), x.shape)
+    grad = g * weight * (x - t) / np.maximum(x * (1 - x), 1e-12)
+    return {"out": grad / (x.size if int(args["reduction"]) == 1 else 1)}
+
+
+REFERENCES["KlDivTargetBackward"] = _kl_div_target_backward
+REFERENCES["SmoothL1LossBackward"] = _smooth_l1_backward
+REFERENCES["BinaryCrossEntropy"] = _bce
+REFERENCES["BinaryCrossEntropyBackward"] = _bce_backward
 REFERENCES["BinaryCrossEntropyWithLogits"] = _bce_with_logits
 REFERENCES["BinaryCrossEntropyWithLogitsBackward"] = _bce_with_logits_backward
 REFERENCES["KlDivBackward"] = _kl_div_backward

@@ -168,3 +168,40 @@ def test_losses_refuse_reductions_shapes_and_dtypes() -> None:
         ),
         "totalWeight has shape [2]; it must hold one value",
     )
+
+
+def test_the_second_batch_refuses_what_its_documentation_forbids() -> None:
+    refused(
+        lambda: nn.aclnnGluBackwardGetWorkspaceSize(t(2, 1), t(2, 3), 1, t(2, 3)),
+        "self has 3 elements along dim 1; it must be even",
+    )
+    refused(
+        lambda: nn.aclnnSwiGluGradGetWorkspaceSize(t(2, 4), t(4, 4), 1, t(4, 4)),
+        "yGrad has shape [2, 4]; it must be [4, 2] (x's shape with dim 1 halved)",
+    )
+    refused(
+        lambda: nn.aclnnLeakyReluBackwardGetWorkspaceSize(t(2), t(2), scalar(-0.5), True, t(2)),
+        "negativeSlope is -0.5; it must be >= 0 when selfIsResult",
+    )
+    refused(
+        lambda: nn.aclnnLogSigmoidBackwardGetWorkspaceSize(t(2, 3), t(2, 3), t(3), t(2, 3)),
+        "buffer has shape [3]; it must be [2, 3] (self's shape)",
+    )
+    refused(
+        lambda: nn.aclnnSoftmaxBackwardGetWorkspaceSize(t(2, 3), t(2, 3), -3, t(2, 3)),
+        "dim -3 is out of range for a 2-D self (expected -2 to 1)",
+    )
+    refused(
+        lambda: nn.aclnnBinaryCrossEntropyGetWorkspaceSize(t(2, 3), t(2, 3), t(4), 0, t(2, 3)),
+        "weight has shape [4]; it must broadcast to self's",
+    )
+    refused(
+        lambda: nn.aclnnKlDivTargetBackwardGetWorkspaceSize(t(2), t(2), t(2), 0, True, t(2, dtype=F16)),
+        "gradTarget has dtype ACL_FLOAT16, but the result has dtype ACL_FLOAT",
+    )
+    refused(
+        lambda: nn.aclnnSmoothL1LossBackwardGetWorkspaceSize(t(2), t(2), t(2), 1, -0.5, t(2)),
+        "beta is -0.5; it must be >= 0",
+    )
+    assert nn.aclnnBinaryCrossEntropyGetWorkspaceSize(t(2, 3), t(2, 3), None, 1, t(1))[0] == 0
+    assert nn.aclnnHardshrinkBackwardGetWorkspaceSize(t(2, 3), t(3), scalar(-1.0), t(2, 3))[0] == 0

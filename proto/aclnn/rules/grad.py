@@ -59,6 +59,7 @@ class Gradient(NoWorkspace):
 
     x: str = "self"
     out: str = "gradInput"
+    grad: str = "gradOutput"
     allowed: frozenset[aclDataType] = HALF_FLOATS
     broadcast: bool = True
     same: bool = False
@@ -69,28 +70,28 @@ class Gradient(NoWorkspace):
     doc: str = ""
 
     def result_dtype(self, args: Args) -> aclDataType:
-        grad, x = tensor(args, "gradOutput"), tensor(args, self.x)
-        return promote_all(("gradOutput", grad), (self.x, x))
+        grad, x = tensor(args, self.grad), tensor(args, self.x)
+        return promote_all((self.grad, grad), (self.x, x))
 
     def check(self, args: Args) -> None:
-        grad, x = tensor(args, "gradOutput"), tensor(args, self.x)
+        grad, x = tensor(args, self.grad), tensor(args, self.x)
         if not self.promoted:
-            require_dtype("gradOutput", grad.data_type, self.grad_allowed or self.allowed)
+            require_dtype(self.grad, grad.data_type, self.grad_allowed or self.allowed)
             require_dtype(self.x, x.data_type, self.allowed)
         if self.same:
-            require_same_dtype(self.x, x, "gradOutput", grad)
+            require_same_dtype(self.x, x, self.grad, grad)
         dtype = self.result_dtype(args)
         if self.promoted and dtype not in self.allowed:
             raise OpArgError(
-                f"gradOutput ({dtypes.name(grad.data_type)}) and {self.x} ({dtypes.name(x.data_type)}) promote to "
+                f"{self.grad} ({dtypes.name(grad.data_type)}) and {self.x} ({dtypes.name(x.data_type)}) promote to "
                 f"{dtypes.name(dtype)}; supported: {dtypes.names(self.allowed)}"
             )
-        for name, t in (("gradOutput", grad), (self.x, x)):
+        for name, t in ((self.grad, grad), (self.x, x)):
             require_rank(name, t, 0, 8)
         if self.broadcast:
-            shape = broadcast_all(("gradOutput", grad), (self.x, x))
+            shape = broadcast_all((self.grad, grad), (self.x, x))
         else:
-            require_shape(self.x, x, grad.view_dims, "gradOutput's shape")
+            require_shape(self.x, x, grad.view_dims, f"{self.grad}'s shape")
             shape = grad.view_dims
         if self.extra is not None:
             self.extra(args)
@@ -128,6 +129,35 @@ def _log_softmax(args: Args) -> None:
     grad = tensor(args, "gradOutput")
     require_rank("gradOutput", grad, 1, 8)
     wrap_dim("dim", int_attr(args, "dim"), len(grad.view_dims))
+
+
+def _leaky_relu(args: Args) -> None:
+    _number_scalars("negativeSlope")(args)
+    if args["selfIsResult"] is True and not float(scalar(args, "negativeSlope").value) >= 0:
+        raise OpArgError(f"negativeSlope is {scalar(args, 'negativeSlope').value}; it must be >= 0 when selfIsResult")
+
+
+def _buffer(args: Args) -> None:
+    require_shape("buffer", tensor(args, "buffer"), tensor(args, "self").view_dims, "self's shape")
+    require_same_dtype("buffer", tensor(args, "buffer"), "self", tensor(args, "self"))
+
+
+def _halved_grad(grad_name: str, x_name: str, allowed: frozenset[aclDataType]) -> Checked:
+    """GluBackward, SwiGluGrad: x split in two along dim; the gradient has x's shape with dim halved, out x's."""
+
+    def checks(args: Args) -> None:
+        grad, x = tensor(args, grad_name), tensor(args, x_name)
+        require_dtype(x_name, x.data_type, allowed)
+        require_same_dtype(grad_name, grad, x_name, x)
+        require_rank(x_name, x, 1, 8)
+        d = wrap_dim("dim", int_attr(args, "dim"), len(x.view_dims))
+        if x.view_dims[d] % 2:
+            raise OpArgError(f"{x_name} has {x.view_dims[d]} elements along dim {d}; it must be even")
+        half = tuple(n // 2 if i == d else n for i, n in enumerate(x.view_dims))
+        require_shape(grad_name, grad, half, f"{x_name}'s shape with dim {d} halved")
+        check_out(args, "out", x.data_type, x.view_dims, exact=True)
+
+    return Checked(checks, doc="activation/glu_grad, activation/swi_glu_grad")
 
 
 def _softsign(args: Args) -> None:
@@ -185,6 +215,16 @@ TABLE: Final[dict[str, Row]] = {
     "LogSoftmaxBackward": Gradient(
         x="output", out="out", broadcast=False, same=True, extra=_log_softmax, doc="activation/log_softmax_grad"
     ),
+    "SoftmaxBackward": Gradient(
+        x="output", out="out", broadcast=False, same=True, extra=_log_softmax, doc="activation/softmax_grad"
+    ),
+    "LeakyReluBackward": Gradient(out="out", allowed=FLOATS, extra=_leaky_relu, doc="activation/leaky_relu_grad"),
+    "HardshrinkBackward": Gradient(same=True, exact=True, extra=_number_scalars("lambd"), doc="hard_shrink_grad"),
+    "HardswishBackwardV2": Gradient(out="out", broadcast=False, same=True, exact=True, doc="hard_swish_grad_v2"),
+    "FastGeluBackward": Gradient(broadcast=False, same=True, exact=True, doc="activation/fast_gelu_grad"),
+    "LogSigmoidBackward": Gradient(broadcast=False, same=True, exact=True, extra=_buffer, doc="logsigmoid_grad"),
+    "GluBackward": _halved_grad("gradOut", "self", FLOATS),
+    "SwiGluGrad": _halved_grad("yGrad", "x", HALF_FLOATS),
     "Softsign": Checked(_softsign, doc="experimental/activation/softsign"),
     "InplaceHardtanh": Checked(_inplace_hardtanh, doc="conversion/clip_by_value_v2, aclnn_hardtanh.h"),
     "AddRelu": Binary(allowed=ADD_RELU_DTYPES),

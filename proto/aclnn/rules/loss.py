@@ -68,13 +68,14 @@ class Loss(NoWorkspace):
 
     out: str = "out"
     grad: bool = False
+    grad_name: str = "gradOutput"
     allowed: frozenset[aclDataType] = HALF_FLOATS
     same: bool = False
     reduced: tuple[tuple[int, ...], ...] = ((),)
     extra: Callable[[Args], None] | None = None
 
     def _named(self, args: Args) -> list[tuple[str, aclTensor]]:
-        names = ("gradOutput", "self", "target") if self.grad else ("self", "target")
+        names = (self.grad_name, "self", "target") if self.grad else ("self", "target")
         return [(name, tensor(args, name)) for name in names]
 
     def result_dtype(self, args: Args) -> aclDataType:
@@ -86,7 +87,7 @@ class Loss(NoWorkspace):
         first = tensor(args, "self")
         for name, t in named:
             require_dtype(name, t.data_type, self.allowed)
-            require_rank(name, t, 0 if name == "gradOutput" else 1, 8)
+            require_rank(name, t, 0 if name == self.grad_name else 1, 8)
             if self.same:
                 require_same_dtype(name, t, "self", first)
         dtype = self.result_dtype(args)
@@ -124,8 +125,54 @@ def _kl_div(args: Args) -> None:
     check_out(args, "out", x.data_type, x.view_dims, exact=True)
 
 
-def _bce_weights(args: Args, x: aclTensor) -> None:
-    for name in ("weightOptional", "posWeightOptional"):
+def _kl_div_target(args: Args) -> None:
+    target = tensor(args, "target")
+    reduction(args, (0, 1, 2, 3))
+    for name in ("gradOutput", "self", "target"):
+        require_dtype(name, tensor(args, name).data_type, HALF_FLOATS)
+        require_rank(name, tensor(args, name), 0 if name == "gradOutput" else 1, 8)
+    named = (("target", target), ("self", tensor(args, "self")), ("gradOutput", tensor(args, "gradOutput")))
+    shape = broadcast_all(*named)
+    if shape != target.view_dims:
+        raise OpArgError(f"gradOutput and self broadcast with target to {shape_str(shape)}; it must be target's shape")
+    check_out(args, "gradTarget", target.data_type, target.view_dims, exact=True)
+
+
+def _bce_probabilities(args: Args) -> None:
+    x, target = tensor(args, "self"), tensor(args, "target")
+    require_dtype("self", x.data_type, HALF_FLOATS)
+    require_rank("self", x, 1, 8)
+    require_same_dtype("target", target, "self", x)
+    require_shape("target", target, x.view_dims, "self's shape")
+    _bce_weights(args, x, ("weight",))
+    if reduction(args) == 0:
+        check_out(args, "out", x.data_type, x.view_dims)
+    else:
+        check_one_value(args, "out", x.data_type, ONE_VALUE)
+
+
+def _bce_probabilities_backward(args: Args) -> None:
+    x = tensor(args, "self")
+    reduction(args)
+    for name in ("gradOutput", "self", "target"):
+        require_dtype(name, tensor(args, name).data_type, HALF_FLOATS)
+        require_rank(name, tensor(args, name), 0, 8)
+    for name in ("gradOutput", "target"):
+        t = tensor(args, name)
+        if broadcast_shapes(t.view_dims, x.view_dims) != x.view_dims:
+            raise OpArgError(f"{name} has shape {shape_str(t.view_dims)}; it must broadcast to self's")
+    named = [(n, tensor(args, n)) for n in ("gradOutput", "self", "target")]
+    w = opt_tensor(args, "weightOptional")
+    if w is not None:
+        require_dtype("weightOptional", w.data_type, HALF_FLOATS)
+        named.append(("weightOptional", w))
+        if broadcast_shapes(w.view_dims, x.view_dims) != x.view_dims:
+            raise OpArgError(f"weightOptional has shape {shape_str(w.view_dims)}; it must broadcast to self's")
+    check_out(args, "out", promote_all(*named), x.view_dims)
+
+
+def _bce_weights(args: Args, x: aclTensor, names: tuple[str, ...] = ("weightOptional", "posWeightOptional")) -> None:
+    for name in names:
         w = opt_tensor(args, name)
         if w is None:
             continue
@@ -221,6 +268,10 @@ TABLE: Final[dict[str, Row]] = {
     "BinaryCrossEntropyWithLogits": nullable(Checked(_bce), "weightOptional", "posWeightOptional"),
     "BinaryCrossEntropyWithLogitsBackward": nullable(Checked(_bce_backward), "weightOptional", "posWeightOptional"),
     "KlDivBackward": Checked(_kl_div, doc="loss/kl_div_loss_grad"),
+    "KlDivTargetBackward": Checked(_kl_div_target, doc="loss/kl_div_target_loss_grad"),
+    "SmoothL1LossBackward": Loss(out="gradInput", grad=True, grad_name="gradOut", extra=_beta),
+    "BinaryCrossEntropy": nullable(Checked(_bce_probabilities, doc="loss/binary_cross_entropy"), "weight"),
+    "BinaryCrossEntropyBackward": nullable(Checked(_bce_probabilities_backward), "weightOptional"),
     "NLLLoss": _nll_loss(spatial=False),
     "NLLLoss2d": _nll_loss(spatial=True),
     "NLLLossBackward": _nll_backward(spatial=False),

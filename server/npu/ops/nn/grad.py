@@ -36,7 +36,8 @@ def _pair(grad: Array, x: Array) -> tuple[Array, Array]:
 
 
 def _sigmoid(v: Array) -> Array:
-    s: Array = 0.5 * (np.tanh(0.5 * v) + 1)
+    with np.errstate(over="ignore"):
+        s: Array = 1 / (1 + np.exp(-v))
     return s
 
 
@@ -176,6 +177,73 @@ def log_softmax_backward(gradOutput: Array, output: Array, dim: int, out: Array,
         store(out, g - np.exp(y) * g.sum(axis=d, keepdims=True))
 
 
+def softmax_backward(gradOutput: Array, output: Array, dim: int, out: Array, workspace: Array | None) -> None:  # noqa: N803
+    """out = y · (gradOutput - Σ gradOutput·y along dim), y the forward softmax."""
+    d = axis("SoftmaxBackward", "dim", dim, gradOutput.ndim)
+    g, y = _pair(gradOutput, output)
+    g, y = (g.reshape(1), y.reshape(1)) if g.ndim == 0 else (g, y)
+    store(out, (y * (g - (g * y).sum(axis=d, keepdims=True))).reshape(out.shape))
+
+
+def leaky_relu_backward(gradOutput: Array, self: Array, negativeSlope: Any, selfIsResult: bool, out: Array,  # noqa: N803
+                        workspace: Array | None) -> None:  # fmt: skip
+    """gradOutput where x > 0, else negativeSlope · gradOutput (x the input, or the result when selfIsResult)."""
+    if selfIsResult and negativeSlope < 0:
+        raise invalid("LeakyReluBackward", "negativeSlope", f"is {negativeSlope}; it must be >= 0 when selfIsResult")
+    _apply(gradOutput, self, out, lambda v: np.where(v > 0, 1, v.dtype.type(negativeSlope)))
+
+
+def hardshrink_backward(gradOutput: Array, self: Array, lambd: Any, gradInput: Array,  # noqa: N803
+                        workspace: Array | None) -> None:  # fmt: skip
+    """gradOutput where |x| > lambd (a negative lambd counts as 0), else 0."""
+    _apply(gradOutput, self, gradInput, lambda v: (np.abs(v) > max(lambd, 0)).astype(v.dtype))
+
+
+def hardswish_backward_v2(gradOutput: Array, self: Array, out: Array, workspace: Array | None) -> None:  # noqa: N803
+    """0 up to -3, x/3 + 0.5 strictly between -3 and 3, 1 from 3 (HardswishBackward's boundaries moved)."""
+    _apply(gradOutput, self, out, lambda v: np.where(v <= -3, 0, np.where(v >= 3, 1, v / 3 + 0.5)))
+
+
+def fast_gelu_backward(gradOutput: Array, self: Array, gradInput: Array, workspace: Array | None) -> None:  # noqa: N803
+    """d/dx x·σ(1.702x) = σ(1.702x) · (1 + 1.702x · (1 - σ(1.702x)))."""
+
+    def derivative(v: Array) -> Array:
+        k = v * v.dtype.type(1.702)
+        s = _sigmoid(k)
+        d: Array = s * (1 + k * (1 - s))
+        return d
+
+    _apply(gradOutput, self, gradInput, derivative)
+
+
+def log_sigmoid_backward(gradOutput: Array, self: Array, buffer: Array, gradInput: Array,  # noqa: N803
+                         workspace: Array | None) -> None:  # fmt: skip
+    """d/dx log σ(x) = 1 / (1 + exp(x)) = σ(-x) (buffer unused)."""
+    _apply(gradOutput, self, gradInput, lambda v: _sigmoid(-v))
+
+
+def _halves(op: str, x: Array, dim: int) -> tuple[int, Array, Array]:
+    d = axis(op, "dim", dim, x.ndim)
+    if x.shape[d] % 2:
+        raise invalid(op, "self", f"has {x.shape[d]} elements along dim {dim}; it must be even")
+    a, b = np.split(wide(x), 2, axis=d)
+    return d, a, b
+
+
+def glu_backward(gradOut: Array, self: Array, dim: int, out: Array, workspace: Array | None) -> None:  # noqa: N803
+    """Glu = a·σ(b): the gradient is [g·σ(b), g·a·σ(b)·(1 - σ(b))] along dim."""
+    d, a, b = _halves("GluBackward", self, dim)
+    g, s = wide(gradOut).astype(a.dtype, copy=False), _sigmoid(b)
+    store(out, np.concatenate([g * s, g * a * s * (1 - s)], axis=d))
+
+
+def swi_glu_grad(yGrad: Array, x: Array, dim: int, out: Array, workspace: Array | None) -> None:  # noqa: N803
+    """SwiGlu = a·σ(a)·b: the gradient is [g·b·σ(a)·(1 + a·(1 - σ(a))), g·a·σ(a)] along dim."""
+    d, a, b = _halves("SwiGluGrad", x, dim)
+    g, s = wide(yGrad).astype(a.dtype, copy=False), _sigmoid(a)
+    store(out, np.concatenate([g * b * s * (1 + a * (1 - s)), g * a * s], axis=d))
+
+
 def softsign(self: Array, out: Array, workspace: Array | None) -> None:
     """out = x / (1 + |x|)."""
     x = wide(self)
@@ -231,6 +299,14 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "ThresholdBackward": threshold_backward,
     "SwishBackward": swish_backward,
     "LogSoftmaxBackward": log_softmax_backward,
+    "SoftmaxBackward": softmax_backward,
+    "LeakyReluBackward": leaky_relu_backward,
+    "HardshrinkBackward": hardshrink_backward,
+    "HardswishBackwardV2": hardswish_backward_v2,
+    "FastGeluBackward": fast_gelu_backward,
+    "LogSigmoidBackward": log_sigmoid_backward,
+    "GluBackward": glu_backward,
+    "SwiGluGrad": swi_glu_grad,
     "Softsign": softsign,
     "InplaceHardtanh": inplace_hardtanh,
     "AddRelu": add_relu,

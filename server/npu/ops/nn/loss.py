@@ -105,7 +105,8 @@ def l1_loss_backward(gradOutput: Array, self: Array, target: Array, reduction: i
 
 
 def _sigmoid(v: Array) -> Array:
-    s: Array = 0.5 * (np.tanh(0.5 * v) + 1)
+    with np.errstate(over="ignore"):
+        s: Array = 1 / (1 + np.exp(-v))
     return s
 
 
@@ -143,6 +144,49 @@ def kl_div_backward(gradOutput: Array, self: Array, target: Array, reduction: in
         value = -(np.exp(t) if logTarget else t) * g
     count = self.size if reduction == 1 else (self.shape[0] if reduction == 3 and self.ndim else 1)
     store(out, np.broadcast_to(value / x.dtype.type(count or 1), out.shape))
+
+
+def kl_div_target_backward(gradOutput: Array, self: Array, target: Array, reduction: int, logTarget: bool,  # noqa: N803
+                           gradTarget: Array, workspace: Array | None) -> None:  # noqa: N803  # fmt: skip
+    """d/dtarget of target·(log target - x): g·(log t - x + 1) (logTarget: g·exp(t)·(t - x + 1)); a mean divides by
+    the element count, batchmean (3) by the first dim."""
+    g, x, t = _computed(gradOutput, self, target)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        value = g * (np.exp(t) * (t - x + 1) if logTarget else np.log(t) - x + 1)
+    count = gradTarget.size if reduction == 1 else (gradTarget.shape[0] if reduction == 3 and gradTarget.ndim else 1)
+    store(gradTarget, np.broadcast_to(value / value.dtype.type(count or 1), gradTarget.shape))
+
+
+def smooth_l1_loss_backward(gradOut: Array, self: Array, target: Array, reduction: int, beta: float,  # noqa: N803
+                            gradInput: Array, workspace: Array | None) -> None:  # noqa: N803  # fmt: skip
+    """g·(x - y)/beta where |x - y| < beta, else g·sign(x - y) (beta 0: the sign), over N for a mean."""
+    g, x, y = _computed(gradOut, self, target)
+    d = x - y
+    slope = np.sign(d) if beta == 0 else np.where(np.abs(d) < beta, d / d.dtype.type(beta), np.sign(d))
+    store(gradInput, g * slope * g.dtype.type(_scale(reduction, gradInput.size)))
+
+
+LOG_FLOOR = -100.0
+"""torch's floor of each log in the binary cross entropy (log 0 would be -inf)."""
+
+
+def binary_cross_entropy(self: Array, target: Array, weight: Array | None, reduction: int, out: Array,
+                         workspace: Array | None) -> None:  # fmt: skip
+    """-w·[t·log x + (1 - t)·log(1 - x)] over probabilities x, each log floored at -100, reduced."""
+    x, t = _computed(self, target)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.maximum(np.log(x), LOG_FLOOR), np.maximum(np.log1p(-x), LOG_FLOOR)
+    loss = -(t * logs[0] + (1 - t) * logs[1]) * (1 if weight is None else wide(weight))
+    _reduce(np.broadcast_to(loss, x.shape), reduction, out)
+
+
+def binary_cross_entropy_backward(gradOutput: Array, self: Array, target: Array, weightOptional: Array | None,  # noqa: N803
+                                  reduction: int, out: Array, workspace: Array | None) -> None:  # fmt: skip
+    """g·w·(x - t) / max(x·(1 - x), 1e-12), over self's element count for a mean."""
+    g, x, t = _computed(gradOutput, self, target)
+    w = 1 if weightOptional is None else wide(weightOptional)
+    value = g * w * (x - t) / np.maximum(x * (1 - x), x.dtype.type(1e-12))
+    store(out, np.broadcast_to(value * x.dtype.type(_scale(reduction, x.size)), out.shape))
 
 
 def _nll_rows(self: Array, target: Array, weight: Array, ignoreIndex: int, op: str) -> tuple[Array, Array, Array]:  # noqa: N803
@@ -212,6 +256,10 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "BinaryCrossEntropyWithLogits": binary_cross_entropy_with_logits,
     "BinaryCrossEntropyWithLogitsBackward": binary_cross_entropy_with_logits_backward,
     "KlDivBackward": kl_div_backward,
+    "KlDivTargetBackward": kl_div_target_backward,
+    "SmoothL1LossBackward": smooth_l1_loss_backward,
+    "BinaryCrossEntropy": binary_cross_entropy,
+    "BinaryCrossEntropyBackward": binary_cross_entropy_backward,
     "NLLLoss": _nll_loss("NLLLoss"),
     "NLLLoss2d": _nll_loss("NLLLoss2d"),
     "NLLLossBackward": _nll_backward("NLLLossBackward"),
