@@ -21,7 +21,9 @@ from proto.aclnn.rules import (
     attention,
     creation,
     elementwise,
+    grad,
     index,
+    loss,
     matmul,
     norm,
     pointwise,
@@ -42,6 +44,8 @@ FAMILIES: Final = (
     norm,
     attention,
     transformer,
+    grad,
+    loss,
 )
 
 

@@ -13,8 +13,10 @@ from typing import Any
 from server.npu.ops.nn import (
     activation,
     activation_params,
+    grad,
     index_read,
     index_update,
+    loss,
     matmul,
     norm,
     quant,
@@ -26,8 +28,10 @@ from server.npu.ops.nn import (
 MODULES = (
     activation,
     activation_params,
+    grad,
     index_read,
     index_update,
+    loss,
     matmul,
     norm,
     quant,

@@ -70,6 +70,7 @@ CASE_MODULES = (
     "tests.server.npu.ops.math.test_pointwise_cases",
     "tests.server.npu.ops.math.test_math_cases",
     "tests.server.npu.ops.nn.test_nn_cases",
+    "tests.server.npu.ops.nn.test_grad_loss_cases",
     "tests.server.npu.ops.transformer.test_transformer_cases",
 )
 

@@ -1,0 +1,267 @@
+"""Losses (hicann/ops-nn loss/) and their gradients: L1, MSE, smooth L1, soft margin, binary cross entropy with
+logits, KL divergence (gradient), negative log likelihood over (N, C), (C) and (N, C, H, W).
+
+Elementwise parts are computed in float32 (float64 for DOUBLE), broadcasting the inputs; a reduction (mean or sum)
+accumulates in float64 and is rounded once into its one-value output. reduction: 0 none, 1 mean, 2 sum
+(KlDivBackward: 3 batchmean). A gradient of a mean divides by the number of loss elements.
+
+Constraints are the rules' (`proto/aclnn/rules/loss.py`, from each operator's docs/aclnn<Op>.md): FLOAT, FLOAT16,
+BFLOAT16 (L1Loss also INT64); NLL targets INT64/INT32/UINT8 in [0, C) or ignoreIndex (a target out of range is
+161002 here, as the device reports it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from server.npu.ops.common.errors import invalid
+from server.npu.ops.common.numeric import FLOAT64, store, wide
+
+Array = np.ndarray
+
+
+def _computed(*arrays: Array) -> list[Array]:
+    """The inputs in the dtype they are computed in: float64 if any is DOUBLE, else float32."""
+    target = FLOAT64 if any(a.dtype == FLOAT64 for a in arrays) else np.dtype(np.float32)
+    return [a.astype(target, copy=False) for a in arrays]
+
+
+def _reduce(loss: Array, reduction: int, out: Array) -> None:
+    """The elementwise loss into out (none), or its mean or sum (accumulated in float64)."""
+    if reduction == 0:
+        store(out, loss)
+        return
+    total = loss.astype(np.float64) if loss.dtype.kind == "f" else loss
+    with np.errstate(invalid="ignore"):
+        value = total.mean() if reduction == 1 else total.sum()
+    store(out, np.full(out.shape, value, dtype=np.result_type(value)))
+
+
+def _scale(reduction: int, count: int) -> float:
+    """The factor a gradient of a mean carries (1 for none and sum)."""
+    return 1.0 / count if reduction == 1 and count else 1.0
+
+
+def _elementwise(function: Callable[[Array, Array], Array], doc: str) -> Callable[..., None]:
+    """A forward loss over self and target: `function` of the computed inputs, then the reduction."""
+
+    def kernel(self: Array, target: Array, reduction: int, out: Array, workspace: Array | None) -> None:
+        x, y = _computed(self, target)
+        with np.errstate(over="ignore", invalid="ignore"):
+            _reduce(function(x, y), reduction, out)
+
+    kernel.__doc__ = doc
+    return kernel
+
+
+def l1_loss(self: Array, target: Array, reduction: int, out: Array, workspace: Array | None) -> None:
+    """|x - y|, reduced; two INT64 inputs stay integral."""
+    if self.dtype.kind in "iu" and target.dtype.kind in "iu":
+        _reduce(np.abs(self.astype(np.int64) - target.astype(np.int64)), reduction, out)
+        return
+    _elementwise(lambda x, y: np.abs(x - y), "")(self, target, reduction, out, None)
+
+
+def _smooth_l1(x: Array, y: Array, beta: float) -> Array:
+    d = np.abs(x - y)
+    if beta == 0:
+        plain: Array = d
+        return plain
+    b = d.dtype.type(beta)
+    smooth: Array = np.where(d < b, 0.5 * d * d / b, d - 0.5 * b)
+    return smooth
+
+
+def smooth_l1_loss(self: Array, target: Array, reduction: int, beta: float, result: Array,
+                   workspace: Array | None) -> None:  # fmt: skip
+    """0.5·(x - y)²/beta where |x - y| < beta, else |x - y| - 0.5·beta (beta 0: |x - y|), reduced."""
+    _elementwise(lambda x, y: _smooth_l1(x, y, beta), "")(self, target, reduction, result, None)
+
+
+def _gradient(function: Callable[[Array, Array, Array], Array], doc: str) -> Callable[..., None]:
+    """A loss gradient written into `out`: `function`(g, x, y) (gradOutput's factor in it), divided by the element
+    count for a mean."""
+
+    def kernel(gradOutput: Array, self: Array, target: Array, reduction: int, out: Array,  # noqa: N803
+               workspace: Array | None) -> None:  # fmt: skip
+        g, x, y = _computed(gradOutput, self, target)
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = function(g, x, y)
+        store(out, value * value.dtype.type(_scale(reduction, out.size)))
+
+    kernel.__doc__ = doc
+    return kernel
+
+
+_L1_GRAD = _gradient(lambda g, x, y: g * np.sign(x - y), "")
+
+
+def l1_loss_backward(gradOutput: Array, self: Array, target: Array, reduction: int, gradInput: Array,  # noqa: N803
+                     workspace: Array | None) -> None:  # fmt: skip
+    """gradInput = gradOutput · sign(x - y) (over the element count for a mean)."""
+    _L1_GRAD(gradOutput, self, target, reduction, gradInput, workspace)
+
+
+def _sigmoid(v: Array) -> Array:
+    with np.errstate(over="ignore"):
+        s: Array = 1 / (1 + np.exp(-v))
+    return s
+
+
+def binary_cross_entropy_with_logits(self: Array, target: Array, weightOptional: Array | None,  # noqa: N803
+                                     posWeightOptional: Array | None, reduction: int, out: Array,  # noqa: N803
+                                     workspace: Array | None) -> None:  # fmt: skip
+    """-w·[p·t·log σ(x) + (1 - t)·log(1 - σ(x))] = w·[(1 - t)·x + (p·t + 1 - t)·softplus(-x)], reduced."""
+    x, t = _computed(self, target)
+    p = 1 if posWeightOptional is None else wide(posWeightOptional)
+    w = 1 if weightOptional is None else wide(weightOptional)
+    softplus_neg = np.logaddexp(0, -x)
+    loss = w * ((1 - t) * x + ((p - 1) * t + 1) * softplus_neg)
+    _reduce(np.broadcast_to(loss, x.shape), reduction, out)
+
+
+def binary_cross_entropy_with_logits_backward(gradOutput: Array, self: Array, target: Array,  # noqa: N803
+                                              weightOptional: Array | None, posWeightOptional: Array | None,  # noqa: N803
+                                              reduction: int, out: Array, workspace: Array | None) -> None:  # fmt: skip
+    """g·w·[(p·t + 1 - t)·σ(x) - p·t], divided by self's element count for a mean."""
+    g, x, t = _computed(gradOutput, self, target)
+    p = 1 if posWeightOptional is None else wide(posWeightOptional)
+    w = 1 if weightOptional is None else wide(weightOptional)
+    value = g * w * (((p - 1) * t + 1) * _sigmoid(x) - p * t)
+    store(out, value * x.dtype.type(_scale(reduction, x.size)))
+
+
+def kl_div_backward(gradOutput: Array, self: Array, target: Array, reduction: int, logTarget: bool,  # noqa: N803
+                    out: Array, workspace: Array | None) -> None:  # fmt: skip
+    """d/dx of target·(log target - x): -target·g (logTarget: -exp(target)·g); mean divides by the element
+    count, batchmean (3) by self's first dim."""
+    if reduction not in (0, 1, 2, 3):
+        raise invalid("KlDivBackward", "reduction", f"is {reduction}; it must be 0, 1, 2 or 3")
+    g, x, t = _computed(gradOutput, self, target)
+    with np.errstate(over="ignore"):
+        value = -(np.exp(t) if logTarget else t) * g
+    count = self.size if reduction == 1 else (self.shape[0] if reduction == 3 and self.ndim else 1)
+    store(out, np.broadcast_to(value / x.dtype.type(count or 1), out.shape))
+
+
+def kl_div_target_backward(gradOutput: Array, self: Array, target: Array, reduction: int, logTarget: bool,  # noqa: N803
+                           gradTarget: Array, workspace: Array | None) -> None:  # noqa: N803  # fmt: skip
+    """d/dtarget of target·(log target - x): g·(log t - x + 1) (logTarget: g·exp(t)·(t - x + 1)); a mean divides by
+    the element count, batchmean (3) by the first dim."""
+    g, x, t = _computed(gradOutput, self, target)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        value = g * (np.exp(t) * (t - x + 1) if logTarget else np.log(t) - x + 1)
+    count = gradTarget.size if reduction == 1 else (gradTarget.shape[0] if reduction == 3 and gradTarget.ndim else 1)
+    store(gradTarget, np.broadcast_to(value / value.dtype.type(count or 1), gradTarget.shape))
+
+
+def smooth_l1_loss_backward(gradOut: Array, self: Array, target: Array, reduction: int, beta: float,  # noqa: N803
+                            gradInput: Array, workspace: Array | None) -> None:  # noqa: N803  # fmt: skip
+    """g·(x - y)/beta where |x - y| < beta, else g·sign(x - y) (beta 0: the sign), over N for a mean."""
+    g, x, y = _computed(gradOut, self, target)
+    d = x - y
+    slope = np.sign(d) if beta == 0 else np.where(np.abs(d) < beta, d / d.dtype.type(beta), np.sign(d))
+    store(gradInput, g * slope * g.dtype.type(_scale(reduction, gradInput.size)))
+
+
+LOG_FLOOR = -100.0
+"""torch's floor of each log in the binary cross entropy (log 0 would be -inf)."""
+
+
+def binary_cross_entropy(self: Array, target: Array, weight: Array | None, reduction: int, out: Array,
+                         workspace: Array | None) -> None:  # fmt: skip
+    """-w·[t·log x + (1 - t)·log(1 - x)] over probabilities x, each log floored at -100, reduced."""
+    x, t = _computed(self, target)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.maximum(np.log(x), LOG_FLOOR), np.maximum(np.log1p(-x), LOG_FLOOR)
+    loss = -(t * logs[0] + (1 - t) * logs[1]) * (1 if weight is None else wide(weight))
+    _reduce(np.broadcast_to(loss, x.shape), reduction, out)
+
+
+def binary_cross_entropy_backward(gradOutput: Array, self: Array, target: Array, weightOptional: Array | None,  # noqa: N803
+                                  reduction: int, out: Array, workspace: Array | None) -> None:  # fmt: skip
+    """g·w·(x - t) / max(x·(1 - x), 1e-12), over self's element count for a mean."""
+    g, x, t = _computed(gradOutput, self, target)
+    w = 1 if weightOptional is None else wide(weightOptional)
+    value = g * w * (x - t) / np.maximum(x * (1 - x), x.dtype.type(1e-12))
+    store(out, np.broadcast_to(value * x.dtype.type(_scale(reduction, x.size)), out.shape))
+
+
+def _nll_rows(self: Array, target: Array, weight: Array, ignoreIndex: int, op: str) -> tuple[Array, Array, Array]:  # noqa: N803
+    """self as (M, C) rows (classes last), the targets (M,) and each row's weight (0 where ignored)."""
+    classes = self.shape[1] if self.ndim in (2, 4) else self.shape[0]
+    rows = np.moveaxis(self, 1, -1).reshape(-1, classes) if self.ndim == 4 else self.reshape(-1, classes)
+    picks = target.astype(np.int64).reshape(-1)
+    kept = picks != ignoreIndex
+    bad = kept & ((picks < 0) | (picks >= classes))
+    if bad.any():
+        raise invalid(op, "target", f"holds {int(picks[bad][0])}; it must lie in [0, {classes}) or be ignoreIndex")
+    safe = np.where(kept, picks, 0)
+    w = np.where(kept, wide(weight)[safe], 0)
+    return rows, safe, w
+
+
+def _nll_loss(op: str) -> Callable[..., None]:
+    def kernel(self: Array, target: Array, weight: Array, reduction: int, ignoreIndex: int, out: Array,  # noqa: N803
+               totalWeightOut: Array, workspace: Array | None) -> None:  # noqa: N803  # fmt: skip
+        """l = -weight[t]·self[n, t] (0 where t is ignoreIndex); mean divides Σ l by Σ weight[t]."""
+        rows, picks, w = _nll_rows(self, target, weight, ignoreIndex, op)
+        loss = -w * wide(rows)[np.arange(len(picks)), picks]
+        total = w.astype(np.float64).sum()
+        store(totalWeightOut, np.full(totalWeightOut.shape, total))
+        if reduction == 0:
+            store(out, loss.reshape(out.shape))
+            return
+        summed = loss.astype(np.float64).sum()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            store(out, np.full(out.shape, summed / total if reduction == 1 else summed))
+
+    return kernel
+
+
+def _nll_backward(op: str) -> Callable[..., None]:
+    def kernel(gradOutput: Array, self: Array, target: Array, weight: Array, reduction: int,  # noqa: N803
+               ignoreIndex: int, totalWeight: Array, out: Array, workspace: Array | None) -> None:  # noqa: N803  # fmt: skip
+        """out is 0 but at each row's target: -g·weight[t] (mean: over totalWeight)."""
+        rows, picks, w = _nll_rows(self, target, weight, ignoreIndex, op)
+        g = wide(gradOutput).reshape(-1) if reduction == 0 and target.ndim else wide(gradOutput).reshape(())
+        value = -g * w
+        if reduction == 1:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                value = value / wide(totalWeight).reshape(())
+        grads = np.zeros(rows.shape, value.dtype)
+        grads[np.arange(len(picks)), picks] = value
+        if self.ndim == 4:
+            n, c, h, w4 = self.shape
+            store(out, np.moveaxis(grads.reshape(n, h, w4, c), -1, 1))
+        else:
+            store(out, grads.reshape(out.shape))
+
+    return kernel
+
+
+FUNCTIONS: dict[str, Callable[..., None]] = {
+    "L1Loss": l1_loss,
+    "L1LossBackward": l1_loss_backward,
+    "MseLoss": _elementwise(lambda x, y: (x - y) ** 2, "(x - y)², reduced."),
+    "MseLossOut": _elementwise(lambda x, y: (x - y) ** 2, "(x - y)², reduced (MseLoss's other name)."),
+    "MseLossBackward": _gradient(lambda g, x, y: 2 * (x - y) * g, "2·(x - y)·gradOutput (over N for a mean)."),
+    "SmoothL1Loss": smooth_l1_loss,
+    "SoftMarginLoss": _elementwise(lambda x, y: np.logaddexp(0, -y * x), "log(1 + exp(-y·x)), reduced."),
+    "SoftMarginLossBackward": _gradient(
+        lambda g, x, y: -y * _sigmoid(-y * x) * g, "-y·σ(-y·x)·gradOutput (over N for a mean)."
+    ),
+    "BinaryCrossEntropyWithLogits": binary_cross_entropy_with_logits,
+    "BinaryCrossEntropyWithLogitsBackward": binary_cross_entropy_with_logits_backward,
+    "KlDivBackward": kl_div_backward,
+    "KlDivTargetBackward": kl_div_target_backward,
+    "SmoothL1LossBackward": smooth_l1_loss_backward,
+    "BinaryCrossEntropy": binary_cross_entropy,
+    "BinaryCrossEntropyBackward": binary_cross_entropy_backward,
+    "NLLLoss": _nll_loss("NLLLoss"),
+    "NLLLoss2d": _nll_loss("NLLLoss2d"),
+    "NLLLossBackward": _nll_backward("NLLLossBackward"),
+    "NLLLoss2dBackward": _nll_backward("NLLLoss2dBackward"),
+}
