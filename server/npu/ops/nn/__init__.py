@@ -13,6 +13,7 @@ from typing import Any
 from server.npu.ops.nn import (
     activation,
     activation_params,
+    index_fill,
     index_read,
     index_update,
     matmul,
@@ -26,6 +27,7 @@ from server.npu.ops.nn import (
 MODULES = (
     activation,
     activation_params,
+    index_fill,
     index_read,
     index_update,
     matmul,

@@ -71,6 +71,7 @@ CASE_MODULES = (
     "tests.server.npu.ops.math.test_math_cases",
     "tests.server.npu.ops.nn.test_nn_cases",
     "tests.server.npu.ops.transformer.test_transformer_cases",
+    "tests.server.npu.ops.math.test_elementwise_more_cases",
 )
 
 
