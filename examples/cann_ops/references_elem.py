@@ -164,3 +164,33 @@ def _index_fill(args: Args) -> dict[str, np.ndarray]:
 
 for _name in ("IndexFill", "InplaceIndexFill", "IndexFillTensor", "InplaceIndexFillTensor"):
     REFERENCES[_name] = _index_fill
+REFERENCES["Frac"] = lambda a: {"out": f64(a["input"]) - np.trunc(f64(a["input"]))}
+
+_SAME_NAMED = {
+    "input": ("Acos", "Asinh", "Atan", "Atanh", "Frac"),
+    "self": ("Hardsigmoid", "Hardswish", "PowTensorScalar", "PowTensorTensor"),
+    "selfRef": ("Acosh", "Asin", "Ceil", "Cosh", "Erfc", "Exp2", "Expm1", "Log10", "Log1p", "Log2", "Round", "Sinh",
+                "Tan", "Trunc", "Mish", "Selu", "Atan2", "Divs", "FloorDivide", "FloorDivides", "FmodScalar",
+                "FmodTensor", "RemainderTensorScalar", "RemainderTensorTensor", "Celu", "Elu", "LeakyRelu",
+                "Hardtanh"),
+}  # fmt: skip
+"""The in-place twins whose reference is their operator's, by the name of the tensor they write (inputRef for the
+operators whose first tensor is `input`): the twin's written tensor is the operator's first and its result."""
+
+
+def _twin(base: str, first: str, source: str) -> Reference:
+    def compute(args: Args) -> dict[str, np.ndarray]:
+        from references import REFERENCES as EVERY  # the whole table, loaded by the time a launch is judged
+
+        renamed = {source if name == first else name: value for name, value in args.items()}
+        result = EVERY[base]({**renamed, "out": args[first]})
+        return {first: next(iter(result.values()))}
+
+    return compute
+
+
+for _written, _operators in _SAME_NAMED.items():
+    for _operator in _operators:
+        _first_name = "inputRef" if _written == "input" else _written
+        _source = "input" if _written == "input" else "self"
+        REFERENCES[f"Inplace{_operator}"] = _twin(_operator, _first_name, _source)

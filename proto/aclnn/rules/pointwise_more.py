@@ -8,13 +8,16 @@ cast into selfRef's dtype, so the broadcast shape must be selfRef's and the resu
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Final
 
 from proto.aclnn import dtypes
-from proto.aclnn.decl import Args, OpArgError
+from proto.aclnn.decl import Args, OpArgError, Rule
 from proto.aclnn.dtypes import ALL, DT, FLOATS, INTS, NUMERIC, WIDE_UNSIGNED
-from proto.aclnn.entry import Row
+from proto.aclnn.entry import Row, entry_of
 from proto.aclnn.host import aclScalar
+from proto.aclnn.rules import activation, creation, pointwise
 from proto.aclnn.rules.base import (
     Checked,
     broadcast_all,
@@ -31,6 +34,7 @@ from proto.aclnn.rules.base import (
 )
 from proto.aclnn.rules.elementwise import Binary
 from proto.aclnn.rules.pointwise import Pointwise
+from proto.aclnn.twins import TWINS
 
 HALVES: Final = frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16})
 BITS: Final = INTS | WIDE_UNSIGNED | {DT.ACL_BOOL}
@@ -45,6 +49,36 @@ def inplace(rule: Binary) -> Binary:
     """The in-place twin of a Binary rule: selfRef is read and written."""
     return Binary(first="selfRef", out="selfRef", no_bool=rule.no_bool, true_div=rule.true_div, other=rule.other,
                   compare=rule.compare, allowed=rule.allowed, refusal=rule.refusal)  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class Twin:
+    """The in-place twin of an implemented operator, checked by that operator's own rule: the twin's written
+    tensor `first` is passed as the operator's first tensor `source` and as its output `out`, the other arguments
+    as they are (the twins keep their operator's names). A refusal that names source or out names `first`."""
+
+    base: Rule
+    first: str = "selfRef"
+    source: str = "self"
+    out: str = "out"
+
+    def _args(self, args: Args) -> dict[str, object]:
+        mapped: dict[str, object] = {self.source if k == self.first else k: v for k, v in args.items()}
+        mapped[self.out] = args[self.first]
+        return mapped
+
+    def result_dtype(self, args: Args) -> DT:
+        return self.base.result_dtype(self._args(args))  # type: ignore[arg-type]
+
+    def check(self, args: Args) -> None:
+        try:
+            self.base.check(self._args(args))  # type: ignore[arg-type]
+        except OpArgError as error:
+            renamed = re.sub(rf"^({re.escape(self.source)}|{re.escape(self.out)})\b", self.first, error.message)
+            raise OpArgError(renamed, error.code, bare=error.bare) from None
+
+    def workspace(self, args: Args) -> int:
+        return self.base.workspace(self._args(args))  # type: ignore[arg-type]
 
 
 def _lerp_inplace(args: Args) -> None:
@@ -149,6 +183,12 @@ def _cross(args: Args) -> None:
     check_out(args, "out", a.data_type, shape, exact=True)
 
 
+def _twin(name: str) -> Twin:
+    base, first, source = TWINS[name]
+    table = {**pointwise.TABLE, **activation.TABLE, **creation.TABLE}
+    return Twin(entry_of(table[base]).rule, first, source)
+
+
 COMPARE_INPLACE: Final = Binary(first="selfRef", out="selfRef", compare=True)
 BITWISE: Final = ("And", "Or", "Xor")
 
@@ -189,4 +229,5 @@ TABLE: Final[dict[str, Row]] = {
     "LinalgCross": Checked(_cross, doc="ops-math math/cross, aclnnLinalgCross"),
     "Erfinv": Pointwise(ALL - {DT.ACL_DOUBLE}, "float"),
     "InplaceErfinv": Pointwise(HALVES, "float"),
+    **{name: _twin(name) for name in TWINS},
 }

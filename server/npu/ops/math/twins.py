@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from server.npu.ops.math import binary, compare, layout, special
+from proto.aclnn.twins import TWINS
+from server.npu.ops.math import binary, compare, layout, pointwise, special, unary
+from server.npu.ops.nn import activation_params
 
 Array = np.ndarray
 Kernel = Callable[..., None]
@@ -51,6 +53,21 @@ def clamp_max_tensor(self: Array, max: Array, out: Array, workspace: Array | Non
     layout.clamp_tensor(self, None, max, out, workspace)
 
 
+def _same_named(name: str) -> Kernel:
+    """The twin of TWINS[name]: its operator's kernel, the other arguments taken by the same names."""
+    base, first, source = TWINS[name]
+    kernel = OPERATORS[base]
+    reads = [p for p in inspect.signature(kernel).parameters if p not in (source, "out", "workspace")]
+    return twin(name, kernel, *reads, first=first, source=source)
+
+
+OPERATORS: dict[str, Kernel] = {
+    **unary.FUNCTIONS,
+    **binary.FUNCTIONS,
+    **pointwise.FUNCTIONS,
+    **layout.FUNCTIONS,
+    **activation_params.FUNCTIONS,
+}
 COMPARES = {f"{op}{kind}" for op in ("Eq", "Ne", "Gt", "Ge", "Lt", "Le") for kind in ("Scalar", "Tensor")}
 BITWISE = {f"Bitwise{op}{kind}" for op in ("And", "Or", "Xor") for kind in ("Scalar", "Tensor")}
 B = binary.FUNCTIONS
@@ -75,4 +92,5 @@ FUNCTIONS: dict[str, Kernel] = {
     "InplaceXLogYScalarOther": twin("InplaceXLogYScalarOther", special.FUNCTIONS["XLogYScalarOther"], "other"),
     "InplaceNanToNum": twin("InplaceNanToNum", special.FUNCTIONS["NanToNum"], "nan", "posinf", "neginf"),
     "InplaceErfinv": twin("InplaceErfinv", special.FUNCTIONS["Erfinv"]),
+    **{name: _same_named(name) for name in TWINS},
 }

@@ -54,12 +54,15 @@ class Out:
 
 @dataclass(frozen=True)
 class Ref:
-    """A tensor read and written in place (random initial values, compared afterwards)."""
+    """A tensor read and written in place (random initial values, compared afterwards; `low`/`high` bound
+    them as In's do)."""
 
     shape: tuple[int, ...]
     dtype: aclDataType = F32
     values: Any = None
     positive: bool = False
+    low: float | None = None
+    high: float | None = None
 
 
 @dataclass(frozen=True)

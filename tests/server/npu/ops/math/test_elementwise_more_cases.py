@@ -13,6 +13,7 @@ import pytest
 from aclnn_testkit import FakeMemory
 
 import proto.aclnn as nn
+from proto.aclnn.twins import TWINS
 from proto.constants import aclDataType
 from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 from server.npu.ops.math import special
@@ -77,7 +78,7 @@ def _cross(a: Any, b: Any, dim: int) -> Any:
 
 
 SMALL = {"low": -4.0, "high": 4.0}
-TWINS = [
+TWIN_CASES = [
     *(Case(f"Inplace{op}Tensor", {"selfRef": Ref(S, I32, values=np.arange(15).reshape(S) % 4), "other":
            In((5,), I32, values=[0, 1, 2, 3, 1])}, lambda f=f, **v: {"selfRef": f(v["selfRef"], v["other"])},
            name=f"Inplace{op}Tensor-int") for op, f in COMPARE.items()),
@@ -198,7 +199,62 @@ SPECIAL = [
          lambda **v: {"selfRef": _fill(v["selfRef"], 0, v["index"], 1.0) != 0}),
 ]  # fmt: skip
 
-CASES = [*TWINS, *BITWISE, *SPECIAL]
+UNIT = {"low": -0.9, "high": 0.9}
+ERFC = np.vectorize(math.erfc, otypes=[np.float64])
+UNARY_TWINS: dict[str, tuple[Callable[[Any], Any], dict[str, Any]]] = {
+    "Acos": (np.arccos, UNIT), "Acosh": (np.arccosh, {"low": 1.0, "high": 4.0}), "Asin": (np.arcsin, UNIT),
+    "Asinh": (np.arcsinh, {}), "Atan": (np.arctan, {}), "Atanh": (np.arctanh, UNIT), "Ceil": (np.ceil, SMALL),
+    "Cosh": (np.cosh, {}), "Erfc": (ERFC, {}), "Exp2": (np.exp2, {}), "Expm1": (np.expm1, {}),
+    "Frac": (lambda x: x - np.trunc(x), SMALL), "Log10": (np.log10, {"positive": True}),
+    "Log1p": (np.log1p, {"positive": True}), "Log2": (np.log2, {"positive": True}), "Round": (np.round, SMALL),
+    "Sinh": (np.sinh, {}), "Tan": (np.tan, {"low": -1.2, "high": 1.2}), "Trunc": (np.trunc, SMALL),
+    "Mish": (lambda x: x * np.tanh(np.log1p(np.exp(x))), {}),
+    "Selu": (lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x)), {}),
+    "Hardsigmoid": (lambda x: np.clip(x / 6 + 0.5, 0, 1), SMALL),
+    "Hardswish": (lambda x: x * np.clip(x + 3, 0, 6) / 6, SMALL),
+}  # fmt: skip
+BINARY_TWINS: dict[str, tuple[Any, Callable[[Any, Any], Any], dict[str, Any]]] = {
+    "Atan2": (In(S), np.arctan2, {}),
+    "Divs": (Scalar(2.5), np.divide, {}),
+    "FloorDivide": (In((5,), positive=True), lambda a, b: np.floor(a / b), SMALL),
+    "FloorDivides": (Scalar(0.75), lambda a, b: np.floor(a / b), SMALL),
+    "FmodScalar": (Scalar(0.7), np.fmod, SMALL),
+    "FmodTensor": (In(S, positive=True), np.fmod, SMALL),
+    "RemainderTensorScalar": (Scalar(0.7), lambda a, b: a - np.floor(a / b) * b, SMALL),
+    "RemainderTensorTensor": (In((5,), positive=True), lambda a, b: a - np.floor(a / b) * b, SMALL),
+    "PowTensorScalar": (Scalar(1.5), np.power, {"positive": True}),
+    "PowTensorTensor": (In(S, low=-2.0, high=2.0), np.power, {"positive": True}),
+    "Celu": (Scalar(1.5), lambda x, a: np.maximum(x, 0) + np.minimum(0, a * np.expm1(x / a)), {}),
+    "LeakyRelu": (Scalar(0.1), lambda x, a: np.where(x > 0, x, a * x), {}),
+}  # fmt: skip
+
+
+def _unary_twin(op: str) -> Case:
+    _, first, _ = TWINS[f"Inplace{op}"]
+    f, bounds = UNARY_TWINS[op]
+    return Case(f"Inplace{op}", {first: Ref(S, **bounds)}, lambda **v: {first: f(v[first])}, ulps=4, atol=1e-7)
+
+
+def _binary_twin(op: str) -> Case:
+    name = f"Inplace{op}"
+    _, first, _ = TWINS[name]
+    spec, f, bounds = BINARY_TWINS[op]
+    other = next(n for n in nn.OPS[name].arg_names if n != first)
+    return Case(name, {first: Ref(S, **bounds), other: spec}, lambda **v: {first: f(v[first], v[other])}, ulps=4,
+                atol=1e-6)  # fmt: skip
+
+
+SAME_NAMED = [
+    *(_unary_twin(op) for op in UNARY_TWINS),
+    *(_binary_twin(op) for op in BINARY_TWINS),
+    Case("InplaceElu", {"selfRef": Ref(S), "alpha": Scalar(0.5), "scale": Scalar(2.0), "inputScale": Scalar(1.5)},
+         lambda **v: {"selfRef": 2.0 * np.where(v["selfRef"] > 0, v["selfRef"], 0.5 * np.expm1(1.5 * v["selfRef"]))},
+         ulps=4, atol=1e-7),
+    Case("InplaceHardtanh", {"selfRef": Ref(S, F16), "clipValueMin": Scalar(-0.5), "clipValueMax": Scalar(0.75)},
+         lambda **v: {"selfRef": np.clip(v["selfRef"], -0.5, 0.75)}),
+]  # fmt: skip
+
+CASES = [*TWIN_CASES, *BITWISE, *SPECIAL, *SAME_NAMED]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -340,3 +396,24 @@ def test_kernels_keep_their_edge_values(mem: FakeMemory) -> None:
     zero_d = np.array(5.0, np.float32)
     index_fill.inplace_index_fill(zero_d, -1, np.array([-1]), 2.0, None)
     assert zero_d == 2.0
+
+
+def test_same_named_twins_refuse_with_their_written_tensors_name() -> None:
+    """A twin is checked by its operator's rule; what that rule says of self or out is said of the written tensor."""
+    refused(
+        lambda: nn.aclnnInplaceAcosGetWorkspaceSize(_t(2, dtype=I32)),
+        "inputRef has dtype ACL_INT32; supported: ACL_BF16, ACL_DOUBLE, ACL_FLOAT, ACL_FLOAT16",
+    )
+    refused(
+        lambda: nn.aclnnInplaceAtan2GetWorkspaceSize(_t(3), _t(2, 3)),
+        "selfRef has shape [3], but the result has shape [2, 3]",
+    )
+    refused(
+        lambda: nn.aclnnInplaceFmodTensorGetWorkspaceSize(_t(2, dtype=BOOL), _t(2)),
+        "selfRef is ACL_BOOL: the operator does not take a bool operand",
+    )
+    refused(lambda: nn.aclnnInplaceCeluGetWorkspaceSize(_t(2), scalar(0.0)), "alpha is 0; it must not be")
+    refused(
+        lambda: nn.aclnnInplacePowTensorScalarGetWorkspaceSize(_t(2, dtype=I32), scalar(-1, I32)),
+        "exponent is -1: integers to negative powers are not supported (torch)",
+    )
