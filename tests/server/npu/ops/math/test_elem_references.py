@@ -32,3 +32,13 @@ def test_the_reference_agrees_with_the_kernel(case: Case, mem: FakeMemory, rng: 
         for have, reference in parts:
             dtype = str(have.dtype)
             assert verdict.agrees(have, verdict.rounded(reference, dtype), dtype), (name, have, reference)
+
+
+def test_complex_outputs_agree_by_part() -> None:
+    """A complex output (Polar's) agrees with its reference when each part does, as a float of the part's dtype."""
+    verdict = verdict_module()
+    want = np.array([0.5403023058681398 + 0.8414709848078965j, -0.4161468365471424 + 0.9092974268256817j])
+    got = want.astype(np.complex64)
+    assert verdict.agrees(got, want, "complex64")
+    assert not verdict.agrees(got, want.real + 0j, "complex64")
+    assert not verdict.agrees(got.real, want, "complex64")
