@@ -194,3 +194,60 @@ for _written, _operators in _SAME_NAMED.items():
         _first_name = "inputRef" if _written == "input" else _written
         _source = "input" if _written == "input" else "self"
         REFERENCES[f"Inplace{_operator}"] = _twin(_operator, _first_name, _source)
+
+
+def _lerps(args: Args) -> dict[str, np.ndarray]:
+    start = f64(_first(args))
+    return {_target(args): start + float(args["weight"]) * (f64(args["end"]) - start)}
+
+
+REFERENCES["Lerps"] = REFERENCES["InplaceLerps"] = _lerps
+
+
+def _sinc(args: Args) -> dict[str, np.ndarray]:
+    x = f64(_first(args))
+    with np.errstate(all="ignore"):
+        return {_target(args): np.where(x == 0, 1.0, np.sin(np.pi * x) / (np.pi * x))}
+
+
+REFERENCES["Sinc"] = REFERENCES["InplaceSinc"] = _sinc
+REFERENCES["IsNegInf"] = lambda a: {"out": f64(a["self"]) == -np.inf}
+REFERENCES["IsPosInf"] = lambda a: {"out": f64(a["self"]) == np.inf}
+
+
+def _left_shift(args: Args, bits: int) -> np.ndarray:
+    """self · 2**shift in Python integers, kept to the output's low bits (two's complement); shifts outside
+    [0, 63] give 0."""
+    x, s = np.broadcast_arrays(np.asarray(args["self"]), np.asarray(args["shiftBits"]))
+    kept = []
+    for v, k in zip(x.ravel().tolist(), s.ravel().tolist(), strict=True):
+        r = (int(v) * 2 ** int(k)) % 2**bits if 0 <= int(k) <= 63 else 0
+        kept.append(r - 2**bits if r >= 2 ** (bits - 1) else r)
+    return np.array(kept, np.int64).reshape(x.shape)
+
+
+def _shift_left(args: Args) -> dict[str, np.ndarray]:
+    bits = 8 * np.asarray(args["self"]).dtype.itemsize
+    return {"out": _left_shift(args, 64 if bits > 32 else 32 if bits > 16 else bits)}
+
+
+REFERENCES["LeftShift"] = REFERENCES["LeftShifts"] = _shift_left
+two(lambda a, b: np.logaddexp(f64(a), f64(b)), "LogAddExp")
+two(lambda a, b: np.logaddexp2(f64(a), f64(b)), "LogAddExp2")
+REFERENCES["Rsub"] = REFERENCES["Rsubs"] = lambda a: {"out": f64(a["other"]) - float(a["alpha"]) * f64(a["self"])}
+
+
+def _remainder_scalar_tensor(args: Args) -> dict[str, np.ndarray]:
+    """self - floor(self / other) · other; an integer remainder by zero is self (the documentation)."""
+    a, b = float(args["self"]), f64(args["other"])
+    integers = np.asarray(args["other"]).dtype.kind in "iu" and isinstance(args["self"], int)
+    with np.errstate(all="ignore"):
+        mod = a - np.floor(a / b) * b
+    return {"out": np.where((b == 0) & integers, a, mod)}
+
+
+REFERENCES["RemainderScalarTensor"] = _remainder_scalar_tensor
+REFERENCES["Square"] = lambda a: {"out": f64(a["self"]) ** 2}
+REFERENCES["Xlog1py"] = lambda a: {
+    "z": np.where((f64(a["x"]) == 0) & ~np.isnan(f64(a["y"])), 0.0, f64(a["x"]) * np.log1p(f64(a["y"])))
+}

@@ -41,6 +41,8 @@ BITS: Final = INTS | WIDE_UNSIGNED | {DT.ACL_BOOL}
 SHIFTS: Final = INTS | WIDE_UNSIGNED
 COMPLEX: Final = frozenset({DT.ACL_COMPLEX64, DT.ACL_COMPLEX128})
 NAN_TO_NUM: Final = INTS | HALVES | {DT.ACL_BOOL}
+REMAINDER: Final = frozenset({DT.ACL_INT32, DT.ACL_INT64}) | FLOATS
+SQUARE: Final = HALVES | {DT.ACL_INT32, DT.ACL_INT64}
 REAL: Final = {DT.ACL_FLOAT: DT.ACL_FLOAT, DT.ACL_FLOAT16: DT.ACL_FLOAT16, DT.ACL_COMPLEX64: DT.ACL_FLOAT,
                DT.ACL_COMPLEX128: DT.ACL_DOUBLE}  # fmt: skip
 
@@ -183,6 +185,41 @@ def _cross(args: Args) -> None:
     check_out(args, "out", a.data_type, shape, exact=True)
 
 
+def _lerps(args: Args) -> None:
+    first = "self" if "self" in args else "selfRef"
+    a, end = tensor(args, first), tensor(args, "end")
+    require_dtypes(args, {first: HALVES, "end": HALVES})
+    require_same_dtype("end", end, first, a)
+    weight = scalar(args, "weight")
+    if weight.data_type == DT.ACL_BOOL:
+        raise OpArgError("weight is ACL_BOOL; it must be a number")
+    shape = broadcast_all((first, a), ("end", end))
+    check_out(args, "out" if first == "self" else first, a.data_type, shape, FLOATS)
+
+
+def _remainder_scalar_tensor(args: Args) -> None:
+    x, y = scalar(args, "self"), tensor(args, "other")
+    require_dtype("other", y.data_type, REMAINDER)
+    dtype = dtypes.promote_with_scalar(y.data_type, x.data_type)
+    if dtype is None or dtype not in REMAINDER:
+        raise OpArgError(f"self has dtype {dtypes.name(x.data_type)}, which does not promote with other's "
+                         f"{dtypes.name(y.data_type)} to a supported dtype")  # fmt: skip
+    check_out(args, "out", dtype, y.view_dims, REMAINDER)
+
+
+def _square(args: Args) -> None:
+    x = tensor(args, "self")
+    require_dtype("self", x.data_type, SQUARE)
+    check_out(args, "out", x.data_type, x.view_dims, exact=True)
+
+
+def _xlog1py(args: Args) -> None:
+    x, y = tensor(args, "x"), tensor(args, "y")
+    require_dtype("x", x.data_type, HALVES)
+    require_same_dtype("y", y, "x", x)
+    check_out(args, "z", x.data_type, broadcast_all(("x", x), ("y", y)), exact=True)
+
+
 def _twin(name: str) -> Twin:
     base, first, source = TWINS[name]
     table = {**pointwise.TABLE, **activation.TABLE, **creation.TABLE}
@@ -230,4 +267,19 @@ TABLE: Final[dict[str, Row]] = {
     "Erfinv": Pointwise(ALL - {DT.ACL_DOUBLE}, "float"),
     "InplaceErfinv": Pointwise(HALVES, "float"),
     **{name: _twin(name) for name in TWINS},
+    "Lerps": Checked(_lerps, doc="ops-math math/lerp, aclnnLerps"),
+    "InplaceLerps": Checked(_lerps, doc="ops-math math/lerp, aclnnInplaceLerps"),
+    "Sinc": Pointwise(ALL, "float"),
+    "InplaceSinc": Pointwise(FLOATS, "float"),
+    "IsNegInf": Pointwise(FLOATS, "bool"),
+    "IsPosInf": Pointwise(FLOATS, "bool"),
+    "LeftShift": Binary(other="shiftBits", allowed=SHIFTS),
+    "LeftShifts": Binary(other="shiftBits", allowed=SHIFTS),
+    "LogAddExp": Binary(true_div=True),
+    "LogAddExp2": Binary(true_div=True),
+    "Rsub": Binary(no_bool=True),
+    "Rsubs": Binary(no_bool=True),
+    "RemainderScalarTensor": Checked(_remainder_scalar_tensor, doc="ops-math math/floor_mod"),
+    "Square": Checked(_square, doc="ops-math math/square, aclnnSquare"),
+    "Xlog1py": Checked(_xlog1py, doc="ops-math math/xlog1py, aclnnXlog1py"),
 }

@@ -155,6 +155,99 @@ def erfinv(self: Array, out: Array, workspace: Array | None) -> None:
     store(out, _erfinv(self.astype(np.float64)))
 
 
+def _floats(x: Array) -> Array:
+    return wide(x) if is_float(x.dtype) else x.astype(np.float32)
+
+
+def lerps(self: Array, end: Array, weight: float, out: Array, workspace: Array | None) -> None:
+    """out = self + weight · (end - self) with a scalar weight, broadcasting (torch.lerp).
+
+    Constraints (math/lerp, aclnnLerps): self and end FLOAT/FLOAT16/BFLOAT16 of one dtype that broadcast; weight a
+    number; out the broadcast shape, a float dtype."""
+    a, b = wide(self), wide(end)
+    store(out, a + a.dtype.type(weight) * (b - a))
+
+
+def inplace_lerps(selfRef: Array, end: Array, weight: float, workspace: Array | None) -> None:
+    """selfRef = Lerps(selfRef, end, weight); end broadcasts to selfRef's shape."""
+    lerps(selfRef, end, weight, selfRef, workspace)
+
+
+def sinc(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = sin(πx) / (πx), 1 at 0 (computed in float64: πx loses the zeros' position in float32).
+
+    Constraints (math/sinc, aclnnSinc): self any real dtype (integers and BOOL give FLOAT); out self's shape."""
+    x = self.astype(np.float64)
+    with np.errstate(all="ignore"):
+        store(out, np.where(x == 0, 1.0, np.sin(np.pi * x) / (np.pi * x)))
+
+
+def inplace_sinc(selfRef: Array, workspace: Array | None) -> None:
+    """selfRef = sinc(selfRef) (aclnnInplaceSinc: selfRef FLOAT/FLOAT16/BFLOAT16/DOUBLE)."""
+    sinc(selfRef, selfRef, workspace)
+
+
+def is_neg_inf(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = self is -inf (aclnnIsNegInf: self FLOAT/FLOAT16/BFLOAT16/DOUBLE; out BOOL of self's shape)."""
+    np.copyto(out, np.isneginf(wide(self)), casting="unsafe")
+
+
+def is_pos_inf(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = self is +inf (aclnnIsPosInf: as IsNegInf)."""
+    np.copyto(out, np.isposinf(wide(self)), casting="unsafe")
+
+
+def left_shift(self: Array, shiftBits: Any, out: Array, workspace: Array | None) -> None:
+    """out = self << shiftBits, broadcasting, wrapping in out's dtype (a shift past 63 or negative gives 0).
+
+    Constraints (math/left_shift, aclnnLeftShift/aclnnLeftShifts): self and shiftBits INT8-64/UINT8-64 (a tensor or a
+    scalar) that promote; out the broadcast shape, an integer dtype."""
+    shift = np.asarray(shiftBits).astype(np.int64)
+    values = self.astype(np.uint64)  # two's complement bits: the shift wraps as the NPU's does
+    shifted = values << np.clip(shift, 0, 63).astype(np.uint64)
+    store(out, np.where((shift < 0) | (shift > 63), 0, shifted).astype(np.uint64).view(np.int64))
+
+
+def _log_add_exp(base2: bool) -> Callable[..., None]:
+    def kernel(self: Array, other: Array, out: Array, workspace: Array | None) -> None:
+        with np.errstate(all="ignore"):
+            store(out, (np.logaddexp2 if base2 else np.logaddexp)(_floats(self), _floats(other)))
+
+    kernel.__name__ = "log_add_exp2" if base2 else "log_add_exp"
+    kernel.__doc__ = (
+        f"out = log{'2' if base2 else ''}({'2' if base2 else 'e'}^self + {'2' if base2 else 'e'}^other), "
+        "broadcasting, without overflow. Constraints (math/log_add_exp): self and other any real dtype that "
+        "broadcast (integers computed as FLOAT); out FLOAT/FLOAT16/BFLOAT16 of the broadcast shape."
+    )
+    return kernel
+
+
+def _remainder(x: Any, y: Any) -> Any:
+    """The divisor's sign; an integer divisor of zero leaves the dividend (the operator's documentation)."""
+    if is_float(np.asarray(x).dtype) or is_float(np.asarray(y).dtype):
+        return np.remainder(x, y)
+    zero = np.asarray(y) == 0
+    return np.where(zero, x, np.remainder(x, np.where(zero, 1, y)))
+
+
+def square(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = self · self (integers wrap in their dtype).
+
+    Constraints (math/square, aclnnSquare): self FLOAT/FLOAT16/BFLOAT16/INT32/INT64; out self's dtype and shape."""
+    x = wide(self) if is_float(self.dtype) else self.astype(np.int64)
+    store(out, x * x)
+
+
+def xlog1py(x: Array, y: Array, z: Array, workspace: Array | None) -> None:
+    """z = x · log1p(y), 0 where x is 0 and y is not NaN, broadcasting.
+
+    Constraints (math/xlog1py, aclnnXlog1py): x and y FLOAT/FLOAT16/BFLOAT16 of one dtype that broadcast; z their
+    dtype and broadcast shape."""
+    a, b = wide(x), wide(y)
+    with np.errstate(all="ignore"):
+        store(z, np.where((a == 0) & ~np.isnan(b), 0, a * np.log1p(b)))
+
+
 _B = binary
 FUNCTIONS: dict[str, Callable[..., None]] = {
     "BitwiseAndTensor": _B("BitwiseAndTensor", np.bitwise_and, "self & other"),
@@ -176,4 +269,19 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "Polar": polar,
     "LinalgCross": linalg_cross,
     "Erfinv": erfinv,
+    "Lerps": lerps,
+    "InplaceLerps": inplace_lerps,
+    "Sinc": sinc,
+    "InplaceSinc": inplace_sinc,
+    "IsNegInf": is_neg_inf,
+    "IsPosInf": is_pos_inf,
+    "LeftShift": left_shift,
+    "LeftShifts": left_shift,
+    "LogAddExp": _log_add_exp(base2=False),
+    "LogAddExp2": _log_add_exp(base2=True),
+    "Rsub": _B("Rsub", np.subtract, "other - alpha · self", x="other", y="self", scaled=True),
+    "Rsubs": _B("Rsubs", np.subtract, "other - alpha · self", x="other", y="self", scaled=True),
+    "RemainderScalarTensor": _B("RemainderScalarTensor", _remainder, "self mod other (divisor's sign)"),
+    "Square": square,
+    "Xlog1py": xlog1py,
 }
