@@ -57,6 +57,10 @@ def rounded(reference: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def agrees(got: np.ndarray, want: np.ndarray, dtype: str, printed: list[str] | None = None) -> bool:
+    if np.iscomplexobj(got) or np.iscomplexobj(want):  # each part as a float of the part's dtype
+        part = {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
+        real = agrees(np.real(got), np.real(want), part, printed)
+        return real and agrees(np.imag(got), np.imag(want), part, printed)
     got, want = np.asarray(got, np.float64).ravel(), np.asarray(want, np.float64).ravel()
     if got.shape != want.shape:
         return False

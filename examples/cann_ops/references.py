@@ -164,17 +164,14 @@ def _zero(args: Args) -> dict[str, np.ndarray]:
 
 def _more() -> None:
     """The per-area tables (`references_math`, `references_nn`, ...), under the ones above."""
+    import references_elem
     import references_grad
     import references_math
     import references_nn
     import references_transformer
 
-    for table in (
-        references_math.REFERENCES,
-        references_nn.REFERENCES,
-        references_transformer.REFERENCES,
-        references_grad.REFERENCES,
-    ):
+    tables = (references_math, references_nn, references_transformer, references_elem, references_grad)
+    for table in (module.REFERENCES for module in tables):
         for name, function in table.items():
             REFERENCES.setdefault(name, function)
 

@@ -127,9 +127,6 @@ REFERENCES["SoftmaxBackward"] = _softmax_backward
 REFERENCES["GluBackward"] = _glu_backward
 REFERENCES["SwiGluGrad"] = _swi_glu_grad
 REFERENCES["Softsign"] = lambda a: {"out": f64(a["self"]) / (1 + np.abs(f64(a["self"])))}
-REFERENCES["InplaceHardtanh"] = lambda a: {
-    "selfRef": np.minimum(np.maximum(f64(a["selfRef"]), float(a["clipValueMin"])), float(a["clipValueMax"]))
-}
 REFERENCES["AddRelu"] = lambda a: {"out": np.maximum(f64(a["self"]) + float(a["alpha"]) * f64(a["other"]), 0.0)}
 REFERENCES["InplaceAddRelu"] = lambda a: {
     "selfRef": np.maximum(f64(a["selfRef"]) + float(a["alpha"]) * f64(a["other"]), 0.0)

@@ -83,10 +83,6 @@ def test_gradients_refuse_dtypes_shapes_and_attributes() -> None:
         "min is ACL_BOOL; it must be a number",
     )
     refused(
-        lambda: nn.aclnnInplaceHardtanhGetWorkspaceSize(t(2), scalar(2.0), scalar(1.0)),
-        "clipValueMin is 2.0; it must not exceed clipValueMax (1.0)",
-    )
-    refused(
         lambda: nn.aclnnAddReluGetWorkspaceSize(t(2, dtype=F64), t(2, dtype=F64), scalar(1.0), t(2, dtype=F64)),
         "self has dtype ACL_DOUBLE; supported: ACL_BF16, ACL_FLOAT, ACL_FLOAT16, ACL_INT16, ACL_INT32, "
         "ACL_INT64, ACL_INT8, ACL_UINT8",

@@ -167,17 +167,6 @@ def _softsign(args: Args) -> None:
     check_out(args, "out", x.data_type, x.view_dims, exact=True)
 
 
-def _inplace_hardtanh(args: Args) -> None:
-    ref = tensor(args, "selfRef")
-    require_dtype("selfRef", ref.data_type, NUMERIC)
-    for name in ("clipValueMin", "clipValueMax"):
-        if scalar(args, name).data_type not in dtypes.ALL:
-            raise OpArgError(f"{name} has dtype {dtypes.name(scalar(args, name).data_type)}; it must be a number")
-    low, high = scalar(args, "clipValueMin").value, scalar(args, "clipValueMax").value
-    if float(low) > float(high):
-        raise OpArgError(f"clipValueMin is {low}; it must not exceed clipValueMax ({high})")
-
-
 TABLE: Final[dict[str, Row]] = {
     "TanhBackward": Gradient(x="output", allowed=FLOATS, same=True, exact=True, doc="math/tanh_grad"),
     "SigmoidBackward": Gradient(x="output", allowed=FLOATS, doc="activation/sigmoid_grad"),
@@ -226,7 +215,6 @@ TABLE: Final[dict[str, Row]] = {
     "GluBackward": _halved_grad("gradOut", "self", FLOATS),
     "SwiGluGrad": _halved_grad("yGrad", "x", HALF_FLOATS),
     "Softsign": Checked(_softsign, doc="experimental/activation/softsign"),
-    "InplaceHardtanh": Checked(_inplace_hardtanh, doc="conversion/clip_by_value_v2, aclnn_hardtanh.h"),
     "AddRelu": Binary(allowed=ADD_RELU_DTYPES),
     "InplaceAddRelu": Binary(first="selfRef", out="selfRef", allowed=ADD_RELU_DTYPES),
 }

@@ -19,9 +19,11 @@ from server.npu.ops.math import (
     reduce,
     shape,
     sort,
+    special,
     statistics,
+    twins,
     unary,
 )
 
-MODULES = (compare, fill, pointwise, random, reduce, shape, sort, unary, binary, layout, statistics)
+MODULES = (compare, fill, pointwise, random, reduce, shape, sort, unary, binary, layout, statistics, special, twins)
 FUNCTIONS: dict[str, Callable[..., Any]] = {name: f for module in MODULES for name, f in module.FUNCTIONS.items()}

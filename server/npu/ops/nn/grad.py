@@ -1,5 +1,5 @@
 """Activation gradients (hicann/ops-nn activation/*_grad, ops-math math/tanh_grad) and the activations beside them
-(Softsign, InplaceHardtanh, AddRelu, InplaceAddRelu).
+(Softsign, AddRelu, InplaceAddRelu).
 
 A gradient is gradOutput times the activation's derivative at the forward input x (or, where the operator takes
 the forward result y, written in terms of y), elementwise with broadcasting. Computed in float32 (float64 when an
@@ -250,17 +250,6 @@ def softsign(self: Array, out: Array, workspace: Array | None) -> None:
     store(out, x / (1 + np.abs(x)))
 
 
-def inplace_hardtanh(selfRef: Array, clipValueMin: Any, clipValueMax: Any, workspace: Array | None) -> None:  # noqa: N803
-    """selfRef = clamp(selfRef, clipValueMin, clipValueMax) (NaN stays NaN)."""
-    if clipValueMin > clipValueMax:
-        raise invalid("InplaceHardtanh", "clipValueMin", f"is {clipValueMin}; it exceeds clipValueMax")
-    if np.issubdtype(selfRef.dtype, np.integer):
-        store(selfRef, np.clip(selfRef.astype(np.float64), clipValueMin, clipValueMax))
-        return
-    x = wide(selfRef)
-    store(selfRef, np.minimum(np.maximum(x, x.dtype.type(clipValueMin)), x.dtype.type(clipValueMax)))
-
-
 def _add_relu(self: Array, other: Array, alpha: Any, out: Array) -> None:
     if np.issubdtype(out.dtype, np.integer) and np.issubdtype(self.dtype, np.integer) and \
             np.issubdtype(other.dtype, np.integer) and float(alpha) == int(alpha):  # fmt: skip
@@ -308,7 +297,6 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "GluBackward": glu_backward,
     "SwiGluGrad": swi_glu_grad,
     "Softsign": softsign,
-    "InplaceHardtanh": inplace_hardtanh,
     "AddRelu": add_relu,
     "InplaceAddRelu": inplace_add_relu,
 }

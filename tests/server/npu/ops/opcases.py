@@ -54,12 +54,15 @@ class Out:
 
 @dataclass(frozen=True)
 class Ref:
-    """A tensor read and written in place (random initial values, compared afterwards)."""
+    """A tensor read and written in place (random initial values, compared afterwards; `low`/`high` bound
+    them as In's do)."""
 
     shape: tuple[int, ...]
     dtype: aclDataType = F32
     values: Any = None
     positive: bool = False
+    low: float | None = None
+    high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -209,7 +212,10 @@ def run(case: Case, mem: FakeMemory, rng: np.random.Generator) -> None:
 def compare(label: str, got: np.ndarray, want: Any, case: Case) -> None:
     want = np.broadcast_to(np.asarray(want), got.shape) if np.ndim(want) == 0 else np.asarray(want)
     assert got.shape == want.shape, (label, got.shape, want.shape)
-    if got.dtype.kind in "fc" or str(got.dtype) == "bfloat16":
+    if got.dtype.kind == "c":  # the real and imaginary parts, each as a float of the part's dtype
+        compare(f"{label} (real)", got.real, np.real(want), case)
+        compare(f"{label} (imag)", got.imag, np.imag(want), case)
+    elif got.dtype.kind in "fc" or str(got.dtype) == "bfloat16":
         try:
             assert_rounded(got, want.astype(np.float64), ulps=case.ulps, atol=case.atol)
         except AssertionError as error:

@@ -72,6 +72,8 @@ CASE_MODULES = (
     "tests.server.npu.ops.nn.test_nn_cases",
     "tests.server.npu.ops.nn.test_grad_loss_cases",
     "tests.server.npu.ops.transformer.test_transformer_cases",
+    "tests.server.npu.ops.math.test_elementwise_more_cases",
+    "tests.server.npu.ops.math.test_elementwise_extra_cases",
 )
 
 

@@ -1,0 +1,287 @@
+"""ops-math's bitwise and special elementwise operators: BitwiseAnd/Or/Xor (tensor and scalar), RightShift, Gcd,
+XLogY (three forms), IsClose, NanToNum, Signbit, Real, Polar, LinalgCross, and Erfinv (ops-nn activation/erfinv).
+
+Integers compute exactly (in int64, or uint64 for UINT64) and wrap into out; floats compute in float32 (float64
+for DOUBLE) and round once into out. Each kernel's docstring names its constraints (the operator's
+docs/aclnn<Op>.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from server.npu.ops.common.numeric import is_float, store, wide
+from server.npu.ops.erf import erf
+from server.npu.ops.math.binary import binary
+
+Array = np.ndarray
+
+
+def _xlogy(x: Any, y: Any) -> Any:
+    """x · log(y), 0 where x is 0 and y is not NaN (torch.xlogy)."""
+    product = x * np.log(y)
+    return np.where((np.asarray(x) == 0) & ~np.isnan(y), 0, product)
+
+
+def xlogy_scalar_self(self: Any, other: Array, out: Array, workspace: Array | None) -> None:
+    """out = self · log(other) with a scalar self (0 where self is 0, unless other is NaN).
+
+    Constraints (math/xlogy, aclnnXLogYScalarSelf): other a real dtype; self a scalar that promotes with it; out
+    other's shape, a float dtype."""
+    y = wide(other) if is_float(other.dtype) else other.astype(np.float32)
+    with np.errstate(all="ignore"):
+        store(out, _xlogy(y.dtype.type(self), y))
+
+
+def _right_shift(x: Array, s: Array) -> Array:
+    """x >> s: a negative shift is 0, a shift past the width fills with the sign bit (0 for unsigned)."""
+    if x.dtype == np.uint64 or s.dtype == np.uint64:
+        shift = np.asarray(s).astype(np.int64)
+        values = np.asarray(x).astype(np.uint64)
+        return np.where(shift >= 64, 0, values >> np.clip(shift, 0, 63).astype(np.uint64))
+    return np.asarray(x).astype(np.int64) >> np.clip(np.asarray(s).astype(np.int64), 0, 63)
+
+
+def right_shift(input: Array, shiftBits: Array, out: Array, workspace: Array | None) -> None:
+    """out = input >> shiftBits, broadcasting, arithmetic for signed dtypes (a negative shift counts as 0).
+
+    Constraints (math/right_shift, aclnnRightShift): input and shiftBits INT8-64/UINT8-64 that promote, shapes that
+    broadcast; out the broadcast shape, an integer dtype."""
+    store(out, _right_shift(input, shiftBits))
+
+
+def is_close(self: Array, other: Array, rtol: float, atol: float, equalNan: bool, out: Array,
+             workspace: Array | None) -> None:  # fmt: skip
+    """out = |self - other| <= atol + rtol · |other| (equal values, infinities included, are close; NaNs only
+    with equalNan), broadcasting.
+
+    Constraints (math/is_close, aclnnIsClose): self and other of one real dtype, shapes that broadcast; out BOOL of
+    the broadcast shape."""
+    a, b = (wide(t) if is_float(t.dtype) else t.astype(np.float64) for t in (self, other))
+    with np.errstate(all="ignore"):
+        close = (a == b) | (np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= atol + rtol * np.abs(b)))
+    if equalNan:
+        close |= np.isnan(a) & np.isnan(b)
+    np.copyto(out, close)
+
+
+def nan_to_num(self: Array, nan: float, posinf: float, neginf: float, out: Array, workspace: Array | None) -> None:
+    """out = self with NaN, +inf and -inf replaced by nan, posinf and neginf (rounded to self's dtype); integers
+    and bools are copied.
+
+    Constraints (math/nan_to_num, aclnnNanToNum): self FLOAT16/FLOAT/BFLOAT16/INT8-64/UINT8/BOOL; out self's dtype
+    and shape."""
+    if not is_float(self.dtype):
+        np.copyto(out, self)
+        return
+    x = wide(self)
+    result = np.where(np.isnan(x), np.float32(nan), x)
+    result = np.where(np.isposinf(x), np.float32(posinf), result)
+    store(out, np.where(np.isneginf(x), np.float32(neginf), result))
+
+
+def signbit(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = the sign bit of self (True for -0.0 and negative NaNs; x < 0 for integers; False for bools).
+
+    Constraints (math/signbit, aclnnSignbit): self any real dtype; out self's shape, BOOL or a dtype BOOL casts to."""
+    if is_float(self.dtype):
+        np.copyto(out, np.signbit(wide(self)), casting="unsafe")
+    else:
+        np.copyto(out, self < 0 if self.dtype != np.bool_ else np.zeros(self.shape, bool), casting="unsafe")
+
+
+def real(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = the real part of self (a real self is copied).
+
+    Constraints (math/real, aclnnReal): self FLOAT/FLOAT16/COMPLEX64/COMPLEX128; out FLOAT for FLOAT and COMPLEX64,
+    FLOAT16 for FLOAT16, DOUBLE for COMPLEX128; the same shape."""
+    store(out, np.real(self))
+
+
+def polar(input: Array, angle: Array, out: Array, workspace: Array | None) -> None:
+    """out = input · cos(angle) + i · input · sin(angle), broadcasting (torch.polar).
+
+    Constraints (math/polar, aclnnPolar): input and angle FLOAT; out COMPLEX64 of the broadcast shape."""
+    r, theta = wide(input), wide(angle)
+    result = np.empty(out.shape, np.complex64)
+    result.real, result.imag = r * np.cos(theta), r * np.sin(theta)
+    np.copyto(out, result)
+
+
+def linalg_cross(self: Array, other: Array, dim: int, out: Array, workspace: Array | None) -> None:
+    """out = the cross product of self and other along dim (whose size is 3), broadcasting the other axes.
+
+    Constraints (math/cross, aclnnLinalgCross): self, other and out of one dtype (FLOAT16/FLOAT/BFLOAT16/DOUBLE/
+    INT8-64/UINT8/COMPLEX64/COMPLEX128); out the broadcast shape; dim in [-ndim, ndim)."""
+    compute = (lambda t: wide(t)) if is_float(self.dtype) else (lambda t: t.astype(np.int64))
+    if np.iscomplexobj(self):
+        compute = np.asarray
+    a, b = np.broadcast_arrays(compute(self), compute(other))
+    store(out, np.cross(a, b, axis=dim % out.ndim))
+
+
+_SQRT_PI_2 = 2 / math.sqrt(math.pi)
+_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+            -0.00417768164, 0.246640727, 1.50140941)  # fmt: skip
+_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+         0.00943887047, 1.00167406, 2.83297682)  # fmt: skip
+
+
+def _erfinv(y: Array) -> Array:
+    """erfinv of a float64 array: M. Giles' single-precision polynomials ("Approximating the erfinv function",
+    2010), then two Newton steps on erf (server.npu.ops.erf) to float64 accuracy; ±1 gives ±inf, |y| > 1 NaN."""
+    with np.errstate(all="ignore"):
+        w = -np.log((1 - y) * (1 + y))
+        central, tail = np.zeros_like(y), np.zeros_like(y)
+        t_central, t_tail = w - 2.5, np.sqrt(w) - 3
+        for c, t in zip(_CENTRAL, _TAIL, strict=True):
+            central, tail = central * t_central + c, tail * t_tail + t
+        x = np.where(w < 5, central, tail) * y
+        for _ in range(2):
+            x = x - (erf(x) - y) / (_SQRT_PI_2 * np.exp(-x * x))
+        x = np.where(np.abs(y) == 1, np.copysign(np.inf, y), x)
+        return np.where(np.abs(y) > 1, np.nan, x)
+
+
+def erfinv(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = erfinv(self), the inverse of erf (computed in float64: it is steep near ±1).
+
+    Constraints (ops-nn activation/erfinv, aclnnErfinv): self FLOAT/FLOAT16/BFLOAT16 or an integer/BOOL dtype
+    (computed as float); out FLOAT/FLOAT16/BFLOAT16 of self's shape."""
+    store(out, _erfinv(self.astype(np.float64)))
+
+
+def _floats(x: Array) -> Array:
+    return wide(x) if is_float(x.dtype) else x.astype(np.float32)
+
+
+def lerps(self: Array, end: Array, weight: float, out: Array, workspace: Array | None) -> None:
+    """out = self + weight · (end - self) with a scalar weight, broadcasting (torch.lerp).
+
+    Constraints (math/lerp, aclnnLerps): self and end FLOAT/FLOAT16/BFLOAT16 of one dtype that broadcast; weight a
+    number; out the broadcast shape, a float dtype."""
+    a, b = wide(self), wide(end)
+    store(out, a + a.dtype.type(weight) * (b - a))
+
+
+def inplace_lerps(selfRef: Array, end: Array, weight: float, workspace: Array | None) -> None:
+    """selfRef = Lerps(selfRef, end, weight); end broadcasts to selfRef's shape."""
+    lerps(selfRef, end, weight, selfRef, workspace)
+
+
+def sinc(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = sin(πx) / (πx), 1 at 0 (computed in float64: πx loses the zeros' position in float32).
+
+    Constraints (math/sinc, aclnnSinc): self any real dtype (integers and BOOL give FLOAT); out self's shape."""
+    x = self.astype(np.float64)
+    with np.errstate(all="ignore"):
+        store(out, np.where(x == 0, 1.0, np.sin(np.pi * x) / (np.pi * x)))
+
+
+def inplace_sinc(selfRef: Array, workspace: Array | None) -> None:
+    """selfRef = sinc(selfRef) (aclnnInplaceSinc: selfRef FLOAT/FLOAT16/BFLOAT16/DOUBLE)."""
+    sinc(selfRef, selfRef, workspace)
+
+
+def is_neg_inf(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = self is -inf (aclnnIsNegInf: self FLOAT/FLOAT16/BFLOAT16/DOUBLE; out BOOL of self's shape)."""
+    np.copyto(out, np.isneginf(wide(self)), casting="unsafe")
+
+
+def is_pos_inf(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = self is +inf (aclnnIsPosInf: as IsNegInf)."""
+    np.copyto(out, np.isposinf(wide(self)), casting="unsafe")
+
+
+def left_shift(self: Array, shiftBits: Any, out: Array, workspace: Array | None) -> None:
+    """out = self << shiftBits, broadcasting, wrapping in out's dtype (a shift past 63 or negative gives 0).
+
+    Constraints (math/left_shift, aclnnLeftShift/aclnnLeftShifts): self and shiftBits INT8-64/UINT8-64 (a tensor or a
+    scalar) that promote; out the broadcast shape, an integer dtype."""
+    shift = np.asarray(shiftBits).astype(np.int64)
+    values = self.astype(np.uint64)  # two's complement bits: the shift wraps as the NPU's does
+    shifted = values << np.clip(shift, 0, 63).astype(np.uint64)
+    store(out, np.where((shift < 0) | (shift > 63), 0, shifted).astype(np.uint64).view(np.int64))
+
+
+def _log_add_exp(base2: bool) -> Callable[..., None]:
+    def kernel(self: Array, other: Array, out: Array, workspace: Array | None) -> None:
+        with np.errstate(all="ignore"):
+            store(out, (np.logaddexp2 if base2 else np.logaddexp)(_floats(self), _floats(other)))
+
+    kernel.__name__ = "log_add_exp2" if base2 else "log_add_exp"
+    kernel.__doc__ = (
+        f"out = log{'2' if base2 else ''}({'2' if base2 else 'e'}^self + {'2' if base2 else 'e'}^other), "
+        "broadcasting, without overflow. Constraints (math/log_add_exp): self and other any real dtype that "
+        "broadcast (integers computed as FLOAT); out FLOAT/FLOAT16/BFLOAT16 of the broadcast shape."
+    )
+    return kernel
+
+
+def _remainder(x: Any, y: Any) -> Any:
+    """The divisor's sign; an integer divisor of zero leaves the dividend (the operator's documentation)."""
+    if is_float(np.asarray(x).dtype) or is_float(np.asarray(y).dtype):
+        return np.remainder(x, y)
+    zero = np.asarray(y) == 0
+    return np.where(zero, x, np.remainder(x, np.where(zero, 1, y)))
+
+
+def square(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = self · self (integers wrap in their dtype).
+
+    Constraints (math/square, aclnnSquare): self FLOAT/FLOAT16/BFLOAT16/INT32/INT64; out self's dtype and shape."""
+    x = wide(self) if is_float(self.dtype) else self.astype(np.int64)
+    store(out, x * x)
+
+
+def xlog1py(x: Array, y: Array, z: Array, workspace: Array | None) -> None:
+    """z = x · log1p(y), 0 where x is 0 and y is not NaN, broadcasting.
+
+    Constraints (math/xlog1py, aclnnXlog1py): x and y FLOAT/FLOAT16/BFLOAT16 of one dtype that broadcast; z their
+    dtype and broadcast shape."""
+    a, b = wide(x), wide(y)
+    with np.errstate(all="ignore"):
+        store(z, np.where((a == 0) & ~np.isnan(b), 0, a * np.log1p(b)))
+
+
+_B = binary
+FUNCTIONS: dict[str, Callable[..., None]] = {
+    "BitwiseAndTensor": _B("BitwiseAndTensor", np.bitwise_and, "self & other"),
+    "BitwiseAndScalar": _B("BitwiseAndScalar", np.bitwise_and, "self & other"),
+    "BitwiseAndTensorOut": _B("BitwiseAndTensorOut", np.bitwise_and, "self & other"),
+    "BitwiseOrTensor": _B("BitwiseOrTensor", np.bitwise_or, "self | other"),
+    "BitwiseOrScalar": _B("BitwiseOrScalar", np.bitwise_or, "self | other"),
+    "BitwiseXorTensor": _B("BitwiseXorTensor", np.bitwise_xor, "self ^ other"),
+    "BitwiseXorScalar": _B("BitwiseXorScalar", np.bitwise_xor, "self ^ other"),
+    "RightShift": right_shift,
+    "Gcd": _B("Gcd", np.gcd, "gcd(self, other) (non-negative)"),
+    "XLogYTensor": _B("XLogYTensor", _xlogy, "self · log(other), 0 where self is 0", floats=True),
+    "XLogYScalarOther": _B("XLogYScalarOther", _xlogy, "self · log(other), 0 where self is 0", floats=True),
+    "XLogYScalarSelf": xlogy_scalar_self,
+    "IsClose": is_close,
+    "NanToNum": nan_to_num,
+    "Signbit": signbit,
+    "Real": real,
+    "Polar": polar,
+    "LinalgCross": linalg_cross,
+    "Erfinv": erfinv,
+    "Lerps": lerps,
+    "InplaceLerps": inplace_lerps,
+    "Sinc": sinc,
+    "InplaceSinc": inplace_sinc,
+    "IsNegInf": is_neg_inf,
+    "IsPosInf": is_pos_inf,
+    "LeftShift": left_shift,
+    "LeftShifts": left_shift,
+    "LogAddExp": _log_add_exp(base2=False),
+    "LogAddExp2": _log_add_exp(base2=True),
+    "Rsub": _B("Rsub", np.subtract, "other - alpha · self", x="other", y="self", scaled=True),
+    "Rsubs": _B("Rsubs", np.subtract, "other - alpha · self", x="other", y="self", scaled=True),
+    "RemainderScalarTensor": _B("RemainderScalarTensor", _remainder, "self mod other (divisor's sign)"),
+    "Square": square,
+    "Xlog1py": xlog1py,
+}

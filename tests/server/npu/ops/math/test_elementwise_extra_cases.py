@@ -1,0 +1,136 @@
+"""More of ops-math's elementwise operators end to end, one row each (Lerps, Sinc, IsNegInf/IsPosInf, LeftShift,
+LogAddExp, Rsub, RemainderScalarTensor, Square, Xlog1py and twins), against float64 numpy references
+(`tests/server/npu/ops/opcases.py`); then the phase-1 refusals their documentation lists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from aclnn_testkit import FakeMemory
+
+import proto.aclnn as nn
+from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
+from tests.proto.aclnn_kit import scalar, tensor
+from tests.server.npu.ops.opcases import BF16, BOOL, F16, F32, F64, I8, I32, I64, U8, Case, In, Out, Ref, Scalar, run
+
+S = (3, 5)
+
+
+def _sinc(x: Any) -> Any:
+    with np.errstate(all="ignore"):
+        return np.where(x == 0, 1.0, np.sin(np.pi * x) / (np.pi * x))
+
+
+def _left_shift(x: Any, s: Any, bits: int) -> Any:
+    """x · 2**s reduced to `bits` signed bits (s outside [0, 63] gives 0), in Python integers."""
+    x, s = np.broadcast_arrays(np.asarray(x), np.asarray(s))
+    wrapped = []
+    for v, k in zip(x.ravel().tolist(), s.ravel().tolist(), strict=True):
+        r = (int(v) << int(k)) % (1 << bits) if 0 <= k <= 63 else 0
+        wrapped.append(r - (1 << bits) if r >= 1 << (bits - 1) else r)
+    return np.array(wrapped, np.int64).reshape(x.shape)
+
+
+def _remainder(a: Any, b: Any) -> Any:
+    return a - np.floor(a / b) * b
+
+
+INF = [np.inf, -np.inf, np.nan, 0.0, -1.5]
+CASES = [
+    Case("Lerps", {"self": In(S, F16), "end": In((5,), F16), "weight": Scalar(0.25), "out": Out(S, F16)},
+         lambda **v: {"out": v["self"] + 0.25 * (v["end"] - v["self"])}),
+    Case("InplaceLerps", {"selfRef": Ref(S, BF16), "end": In(S, BF16), "weight": Scalar(-0.5)},
+         lambda **v: {"selfRef": v["selfRef"] - 0.5 * (v["end"] - v["selfRef"])}),
+    Case("Sinc", {"self": In(S, values=np.arange(15).reshape(S) / 4 - 2), "out": Out(S)},
+         lambda **v: {"out": _sinc(v["self"])}, atol=1e-7),
+    Case("Sinc", {"self": In(S, I32), "out": Out(S)}, lambda **v: {"out": _sinc(v["self"])}, atol=1e-7,
+         name="Sinc-int"),
+    Case("InplaceSinc", {"selfRef": Ref(S, F16)}, lambda **v: {"selfRef": _sinc(v["selfRef"])}, atol=1e-3),
+    Case("IsNegInf", {"self": In((5,), values=INF), "out": Out((5,), BOOL)},
+         lambda **v: {"out": np.isneginf(v["self"])}),
+    Case("IsPosInf", {"self": In((5,), BF16, values=INF), "out": Out((5,), BOOL)},
+         lambda **v: {"out": np.isposinf(v["self"])}),
+    Case("LeftShift", {"self": In(S, I32, values=np.arange(15).reshape(S) * 12345 - 90000),
+                       "shiftBits": In((5,), I32, values=[0, 1, 7, 31, 70]), "out": Out(S, I32)},
+         lambda **v: {"out": _left_shift(v["self"], v["shiftBits"], 32)}),
+    Case("LeftShifts", {"self": In(S, I8), "shiftBits": Scalar(3, I64), "out": Out(S, I8)},
+         lambda **v: {"out": _left_shift(v["self"], 3, 8)}),
+    Case("LogAddExp", {"self": In(S), "other": In((5,)), "out": Out(S)},
+         lambda **v: {"out": np.logaddexp(v["self"], v["other"])}, ulps=4),
+    Case("LogAddExp2", {"self": In(S, I32), "other": In(S, F16), "out": Out(S, F16)},
+         lambda **v: {"out": np.logaddexp2(v["self"], v["other"])}),
+    Case("Rsub", {"self": In(S), "other": In((5,)), "alpha": Scalar(2.0), "out": Out(S)},
+         lambda **v: {"out": v["other"] - 2.0 * v["self"]}),
+    Case("Rsubs", {"self": In(S, I64), "other": Scalar(7, I64), "alpha": Scalar(3, I64), "out": Out(S, I64)},
+         lambda **v: {"out": 7 - 3 * v["self"]}),
+    Case("RemainderScalarTensor", {"self": Scalar(2.5), "other": In(S, positive=True), "out": Out(S)},
+         lambda **v: {"out": _remainder(2.5, v["other"])}, ulps=4, atol=1e-6),
+    Case("RemainderScalarTensor", {"self": Scalar(-7, I32), "other": In((5,), I32, values=[3, -3, 0, 5, 1]),
+                                   "out": Out((5,), I32)},
+         lambda **v: {"out": np.where(v["other"] == 0, -7, np.remainder(-7, np.where(v["other"] == 0, 1, v["other"])))},
+         name="RemainderScalarTensor-int"),
+    Case("Square", {"self": In(S, BF16), "out": Out(S, BF16)}, lambda **v: {"out": v["self"] ** 2}),
+    Case("Square", {"self": In(S, I32, values=np.arange(15).reshape(S) * 10000), "out": Out(S, I32)},
+         lambda **v: {"out": ((v["self"] ** 2 + 2**31) % 2**32) - 2**31}, name="Square-int"),
+    Case("Xlog1py", {"x": In(S, values=np.where(np.arange(15) % 3 == 0, 0, np.arange(15) / 3).reshape(S)),
+                     "y": In((5,), positive=True), "z": Out(S)},
+         lambda **v: {"z": np.where(v["x"] == 0, 0.0, v["x"] * np.log1p(v["y"]))}, ulps=4),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_elementwise_extra(case: Case, mem: FakeMemory, rng: np.random.Generator) -> None:
+    run(case, mem, rng)
+
+
+def _t(*shape: int, dtype: Any = F32) -> nn.aclTensor:
+    return tensor(list(shape), dtype)
+
+
+def refused(call: Callable[[], object], message: str) -> None:
+    with pytest.raises(AclError) as caught:
+        call()
+    assert (caught.value.code, caught.value.message.split(": ", 1)[1]) == (ACLNN_ERR_PARAM_INVALID, message)
+
+
+def test_the_extra_operators_refuse_what_their_documentation_refuses() -> None:
+    refused(
+        lambda: nn.aclnnLerpsGetWorkspaceSize(_t(2), _t(2, dtype=F16), scalar(0.5), _t(2)),
+        "end has dtype ACL_FLOAT16; it must have self's dtype ACL_FLOAT",
+    )
+    refused(
+        lambda: nn.aclnnInplaceLerpsGetWorkspaceSize(_t(2), _t(3, 2), scalar(0.5)),
+        "selfRef has shape [2], but the result has shape [3, 2]",
+    )
+    refused(
+        lambda: nn.aclnnIsPosInfGetWorkspaceSize(_t(2, dtype=I32), _t(2, dtype=BOOL)),
+        "self has dtype ACL_INT32; supported: ACL_BF16, ACL_DOUBLE, ACL_FLOAT, ACL_FLOAT16",
+    )
+    refused(
+        lambda: nn.aclnnLeftShiftGetWorkspaceSize(_t(2), _t(2, dtype=I32), _t(2)),
+        "self has dtype ACL_FLOAT; supported: ACL_INT16, ACL_INT32, ACL_INT64, ACL_INT8, ACL_UINT16, ACL_UINT32, "
+        "ACL_UINT64, ACL_UINT8",
+    )
+    refused(
+        lambda: nn.aclnnLogAddExpGetWorkspaceSize(_t(2, dtype=I32), _t(2, dtype=I32), _t(2, dtype=I32)),
+        "out has dtype ACL_INT32, which the result dtype ACL_FLOAT cannot be cast to",
+    )
+    refused(
+        lambda: nn.aclnnRsubGetWorkspaceSize(_t(2, dtype=BOOL), _t(2), scalar(1.0), _t(2)),
+        "self is ACL_BOOL: subtraction with a bool operand is not supported",
+    )
+    refused(
+        lambda: nn.aclnnRemainderScalarTensorGetWorkspaceSize(scalar(1.0), _t(2, dtype=U8), _t(2)),
+        "other has dtype ACL_UINT8; supported: ACL_BF16, ACL_DOUBLE, ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT64",
+    )
+    refused(
+        lambda: nn.aclnnSquareGetWorkspaceSize(_t(2, dtype=I32), _t(2, dtype=I64)),
+        "out has dtype ACL_INT64, but the result has dtype ACL_INT32",
+    )
+    refused(
+        lambda: nn.aclnnXlog1pyGetWorkspaceSize(_t(2, dtype=F64), _t(2, dtype=F64), _t(2, dtype=F64)),
+        "x has dtype ACL_DOUBLE; supported: ACL_BF16, ACL_FLOAT, ACL_FLOAT16",
+    )
