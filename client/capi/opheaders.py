@@ -6,6 +6,9 @@
     include/aclnnop/aclnn_util.h        ACLNN_API, which each header takes from it as CANN's do
     include/aclnnop/level2/<header>     the older path of the hand-written headers (CANN 8.1 ships both), each
                                         including the one above
+    opp/vendors/custom_<repo>/op_api/include/<header>   the custom package's headers that differ from
+                                        include/aclnnop's (`proto.aclnn.catalog.vendor`): its experimental operators
+                                        as their tree declares them (`vendor_tree`)
 
 A program includes `aclnnop/aclnn_add.h` with `-I include`, or `aclnn_add.h` with `-I include/aclnnop` (the
 experimental examples' way); both reach the same file. Nothing here is read from CANN's text: each declaration is
@@ -15,10 +18,20 @@ written from the catalog's data, so a test can parse the headers back and compar
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from client.capi.prototypes import Param, Prototype
-from proto.aclnn.catalog import WORKSPACE_TAIL, Catalog, CatalogOp, CatalogParam, CFunction, CParam, catalog
+from client.capi.prototypes import VENDOR_PREFIX, Param, Prototype
+from proto.aclnn.catalog import (
+    WORKSPACE_TAIL,
+    Catalog,
+    CatalogOp,
+    CatalogParam,
+    CFunction,
+    CParam,
+    VendorHeader,
+    c_abi,
+    catalog,
+)
 from proto.aclnn.phase1 import MAX_WORKSPACE, max_workspace_name
 
 Param_ = CParam | CatalogParam  # what a declaration is written from: a name and a C type
@@ -27,10 +40,14 @@ UTIL = f"{DIRECTORY}/aclnn_util.h"
 LEVEL2 = f"{DIRECTORY}/level2"
 
 
-def declaration(result: str, name: str, params: Iterable[Param_], deprecated: bool = False) -> str:
-    """`ACLNN_API <result> <name>(\n    <type> <name>,\n    ...);` (a deprecated function marked as CANN marks it)."""
+def declaration(
+    result: str, name: str, params: Iterable[Param_], deprecated: bool = False, unavailable: str = ""
+) -> str:
+    """`ACLNN_API <result> <name>(\n    <type> <name>,\n    ...);` (a deprecated function marked as CANN marks it; one
+    the toolkit's libraries do not export with these parameters marked so that a call does not compile)."""
     lines = [_param(p) for p in params] or ["void"]
     mark = f'ACL_DEPRECATED_MESSAGE("{name} is deprecated")\n' if deprecated else ""
+    mark += f'VNPU_UNAVAILABLE("{unavailable}")\n' if unavailable else ""
     joined = ",\n    ".join(lines)
     return f"{mark}ACLNN_API {result} {name}(\n    {joined});\n"
 
@@ -39,9 +56,12 @@ def _param(param: Param_) -> str:
     return f"{param.ctype}{param.name}" if param.ctype.endswith("*") else f"{param.ctype} {param.name}"
 
 
-def op_declarations(op: CatalogOp) -> str:
-    phase1 = declaration("aclnnStatus", op.ws_name, (*op.params, *WORKSPACE_TAIL), op.deprecated)
-    phase2 = declaration("aclnnStatus", op.c_name, op.launch, op.deprecated)
+def op_declarations(op: CatalogOp, unavailable: Mapping[str, str] | None = None) -> str:
+    marks = unavailable or {}
+    phase1 = declaration(
+        "aclnnStatus", op.ws_name, (*op.params, *WORKSPACE_TAIL), op.deprecated, marks.get(op.ws_name, "")
+    )
+    phase2 = declaration("aclnnStatus", op.c_name, op.launch, op.deprecated, marks.get(op.c_name, ""))
     return phase1 + "\n" + phase2
 
 
@@ -49,25 +69,48 @@ def _guard(header: str) -> str:
     return "VNPU_ACLNNOP_" + re.sub(r"[^A-Za-z0-9]", "_", header).upper() + "_"
 
 
-def header_text(header: str, ops: Iterable[CatalogOp], functions: Iterable[CFunction]) -> str:
-    """`aclnnop/<header>`: its operators in name order, then its other public functions."""
+def header_text(
+    header: str,
+    ops: Iterable[CatalogOp],
+    functions: Iterable[CFunction],
+    *,
+    vendor: str = "",
+    unavailable: Mapping[str, str] | None = None,
+) -> str:
+    """`aclnnop/<header>`: its operators in name order, then its other public functions (a custom package's
+    header when `vendor` names the package; `unavailable` marks functions by name, `UNAVAILABLE`)."""
     ops = sorted(ops, key=lambda op: op.name)
-    guard = _guard(header)
+    guard = _guard(f"{vendor}_{header}" if vendor else header)
     body = "\n".join(
-        [*(op_declarations(op) for op in ops), *(declaration(f.result, f.name, f.params) for f in functions)]
+        [
+            *(op_declarations(op, unavailable) for op in ops),
+            *(declaration(f.result, f.name, f.params) for f in functions),
+        ]
     )
     repos = sorted({op.repo for op in ops} | {f.repo for f in functions})
     names = ", ".join(op.c_name for op in ops) or ", ".join(f.name for f in functions)
+    path = f"{vendor}/op_api/include/{header}" if vendor else header
+    tree = ", its experimental tree" if vendor else ""
     return (
-        f"/* {header}: {names} (hicann/ops-{'/'.join(repos)}).\n"
+        f"/* {path}: {names} (hicann/ops-{'/'.join(repos)}{tree}).\n"
         " * Generated by vnpu from its operator catalog (proto/aclnn/catalog); implemented by libopapi.so. */\n"
         f"#ifndef {guard}\n#define {guard}\n\n"
         '#include "aclnn/aclnn_base.h"\n#include "aclnn_util.h"\n\n'
-        '#ifdef __cplusplus\nextern "C" {\n#endif\n\n'
+        + (UNAVAILABLE if unavailable else "")
+        + '#ifdef __cplusplus\nextern "C" {\n#endif\n\n'
         f"{body}\n"
         "#ifdef __cplusplus\n}\n#endif\n\n"
         f"#endif /* {guard} */\n"
     )
+
+
+UNAVAILABLE = (
+    "#ifndef VNPU_UNAVAILABLE\n#if defined(VNPU_CDEF) || !defined(__GNUC__)\n#define VNPU_UNAVAILABLE(message)\n"
+    "#elif defined(__clang__)\n#define VNPU_UNAVAILABLE(message) __attribute__((unavailable(message)))\n"
+    "#else\n#define VNPU_UNAVAILABLE(message) __attribute__((error(message)))\n#endif\n#endif\n\n"
+)
+"""A declaration the toolkit cannot honour: a call of it does not compile (gcc's `error`, clang's `unavailable`),
+saying why, rather than reaching a function of the same name that takes other arguments."""
 
 
 UTIL_TEXT = (
@@ -105,6 +148,37 @@ def tree(table: Catalog | None = None) -> dict[str, str]:
     return files
 
 
+def vendor_unavailable(header: VendorHeader, table: Catalog) -> dict[str, str]:
+    """The functions of a custom package header whose parameters are not those libopapi.so exports for their name
+    (the built-in package's operator of that name takes other arguments), by name, with the compiler's message."""
+    found = {}
+    for op in header.ops:
+        exported = table.ops[op.name]
+        for name, mine, theirs in ((op.ws_name, op.params, exported.params), (op.c_name, op.launch, exported.launch)):
+            if c_abi(mine) != c_abi(theirs):
+                found[name] = (
+                    f"vnpu: libcust_opapi.so is vnpu's libopapi.so, whose {name} is the one of "
+                    f"{exported.directory} ({', '.join(c_abi(theirs))}); the {header.vendor} variant of "
+                    f"{header.directory} takes other arguments, which vnpu does not export"
+                )
+    return found
+
+
+def vendor_tree(table: Catalog | None = None) -> dict[str, str]:
+    """The custom packages' headers that differ from include/aclnnop's, by path under opp/vendors/
+    (`custom_<repo>/op_api/include/<header>`), with each package's aclnn_util.h."""
+    table = table or catalog()
+    files = {}
+    for header in table.vendor:
+        base = f"{header.vendor}/op_api/include"
+        files[f"{base}/aclnn_util.h"] = UTIL_TEXT
+        marks = vendor_unavailable(header, table)
+        files[f"{base}/{header.header}"] = header_text(
+            header.header, header.ops, header.functions, vendor=header.vendor, unavailable=marks
+        )
+    return files
+
+
 def prototypes(table: Catalog | None = None) -> list[Prototype]:
     """The functions these headers declare, as the toolkit's prototype table holds them, straight from the catalog:
     parsing 2,400 generated declarations back would cost the build seconds to learn what it wrote (a test parses
@@ -117,6 +191,10 @@ def prototypes(table: Catalog | None = None) -> list[Prototype]:
             found.append(Prototype(op.ws_name, "aclnnStatus", _params((*op.params, *WORKSPACE_TAIL)), path))
             found.append(Prototype(op.c_name, "aclnnStatus", _params(op.launch), path))
         found.extend(Prototype(f.name, f.result, _params(f.params), path) for f in functions)
+    for op in (op for op in table.ops.values() if op.vendor):  # declared by a custom package's header only
+        path = f"{VENDOR_PREFIX}/custom_{op.repo}/{op.header}"
+        found.append(Prototype(op.ws_name, "aclnnStatus", _params((*op.params, *WORKSPACE_TAIL)), path))
+        found.append(Prototype(op.c_name, "aclnnStatus", _params(op.launch), path))
     return found
 
 

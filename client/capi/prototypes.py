@@ -28,6 +28,8 @@ STD_HEADERS = ("stdint.h", "stddef.h", "stdlib.h", "stdbool.h", "string.h", "std
 # the library that exports a header's functions, by the first part of its path
 LIBRARIES = {"acl": "ascendcl", "vnpu": "ascendcl", "aclnn": "nnopbase", "aclnnop": "opapi"}
 LIBRARIES.update({"mstx": "ascendcl", "profiling": "ascendcl", "hccl": "hccl"})
+VENDOR_PREFIX = "vendors"  # `vendors/custom_<repo>/<header>`: an operator only a custom package's header declares
+LIBRARIES[VENDOR_PREFIX] = "opapi"
 # headers whose functions another library exports than their directory's (CANN's legacy operator compiler)
 HEADER_LIBRARIES = {"acl/acl_op_compiler.h": "acl_op_compiler"}
 

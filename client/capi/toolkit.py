@@ -16,6 +16,9 @@
     opp/include/aclnnop            include/aclnnop again (ops-transformer's build line includes it)
     opp/vendors/custom_<repo>/op_api/lib/libcust_opapi.so   libopapi.so, where the repositories' experimental
                                    examples link their custom package from
+    opp/vendors/custom_<repo>/op_api/include   the custom package's headers that differ from include/aclnnop's
+                                   (`opheaders.vendor_tree`), and `aclnnop`, a link to itself, as the repositories'
+                                   scripts/build_example.sh makes it for `#include "aclnnop/..."`
     bin/setenv.bash                what CANN's environment script sets, pointing here
     share/info/<package>/version.info    the version each package reports (aclsysGetVersionStr, ...)
     ascend_toolkit_install.info    the same version, where torch_npu's import check reads it
@@ -151,10 +154,16 @@ def write_layout(staging: Path) -> None:
     opp_include = staging / "opp" / "include"
     opp_include.mkdir(parents=True)
     (opp_include / "aclnnop").symlink_to(os.path.relpath(include / "aclnnop", opp_include))
+    from client.capi import opheaders
+
     for vendor in VENDORS:
         lib = staging / "opp" / "vendors" / vendor / "op_api" / "lib"
         lib.mkdir(parents=True)
         (lib / "libcust_opapi.so").symlink_to(os.path.relpath(lib64 / "libopapi.so", lib))
+        (lib.parent / "include").mkdir()
+        (lib.parent / "include" / "aclnnop").symlink_to(".")
+    for path, text in opheaders.vendor_tree().items():
+        (staging / "opp" / "vendors" / path).write_text(text)
 
 
 def _compile_securec(include: Path, lib64: Path, cc: str) -> None:

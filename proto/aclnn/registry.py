@@ -1,7 +1,7 @@
 """The operator registry: every aclnn operator declared, by name ("Add"; `aclnn` + name is the phase-2 C name).
 
 CANN's operators come from the catalog (`proto.aclnn.catalog`), each declared when first asked for (building all
-1,212 at import would cost every client its start-up); the user-declared ones (`proto.operators`) are added as
+1,213 at import would cost every client its start-up); the user-declared ones (`proto.operators`) are added as
 they are declared. Phase 1, kernel descriptions, the call table and the device look operators up here. A leaf: it
 knows declarations only by type, and the source of CANN's declarations is attached by `proto.aclnn.ops`.
 """

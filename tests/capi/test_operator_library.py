@@ -37,8 +37,10 @@ def spelled(ctype: str) -> str:
 
 def test_every_operator_is_declared_as_the_catalog_says(parsed: dict[str, Prototype]) -> None:
     ops = catalog().ops
-    assert len(ops) == 1212
+    assert len(ops) == 1213
     for op in ops.values():
+        if op.vendor:
+            continue  # declared by its custom package's header only (tests/capi/test_custom_packages.py)
         for name, params in ((op.ws_name, (*op.params, *WORKSPACE_TAIL)), (op.c_name, op.launch)):
             found = parsed[name]
             assert found.header == f"aclnnop/{op.header}", name
@@ -57,7 +59,7 @@ def test_every_other_public_function_is_declared(parsed: dict[str, Prototype]) -
 
 def test_the_build_takes_the_same_prototypes_from_the_catalog(parsed: dict[str, Prototype]) -> None:
     """The toolkit does not parse its 2,400 generated declarations back: it takes them from the catalog."""
-    made = opheaders.prototypes()
+    made = [p for p in opheaders.prototypes() if p.header in opheaders.paths()]
     assert {p.name for p in made} == {n for n, p in parsed.items() if p.header in opheaders.paths()}
     assert all(parsed[p.name] == p for p in made)
 

@@ -4,13 +4,15 @@
 `python -m proto.aclnn.catalog.extract` from checkouts of hicann/ops-math, ops-nn, ops-transformer and
 ops-cv) into frozen records: for each operator its C prototype exactly as CANN declares it (argument
 order, C types, const, in/out/in-place), the header that declares it, and for operators whose header
-CANN generates from an OpDef the dtype and format lists and attribute defaults. Standard library only;
-see docs/operator-catalog.md.
+CANN generates from an OpDef the dtype and format lists and attribute defaults; and the custom packages' headers
+that differ from include/aclnnop's (`VendorHeader`: the experimental operators as their trees declare them).
+Standard library only; see docs/operator-catalog.md.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -112,6 +114,7 @@ class CatalogOp:
     prefix: str = "aclnn"  # two ops-math operators are aclStft and aclRfft1D
     deprecated: bool = False  # declared with a deprecation attribute
     op_type: str = ""  # opdef operators: the OpDef class (RmsNorm; DequantSwigluQuant for DequantSwigluQuantV2)
+    vendor: bool = False  # declared only in its repository's custom package header (`VendorHeader`), not include/
 
     @property
     def c_name(self) -> str:
@@ -140,15 +143,34 @@ class CatalogOp:
         return f"aclnnStatus {self.c_name}({_joined(self.launch)})"
 
 
+@dataclass(frozen=True, slots=True)
+class VendorHeader:
+    """A header of a repository's custom package (`opp/vendors/custom_<repo>/op_api/include/<header>`, where an
+    experimental operator's header goes) whose declarations differ from those of the include/aclnnop file of that
+    name, or whose name include/aclnnop lacks: its operators as the experimental tree declares them."""
+
+    header: str
+    repo: str
+    directory: str
+    ops: tuple[CatalogOp, ...]
+    functions: tuple[CFunction, ...] = ()
+
+    @property
+    def vendor(self) -> str:
+        return f"custom_{self.repo}"
+
+
 @dataclass(frozen=True)
 class Catalog:
     ops: Mapping[str, CatalogOp]  # by name (Add), in sorted order
     functions: tuple[CFunction, ...] = field(default=())  # the public functions that are not operators
+    vendor: tuple[VendorHeader, ...] = field(default=())  # the custom packages' headers that differ from include/'s
 
     @cached_property
     def by_header(self) -> Mapping[str, tuple[CatalogOp, ...]]:
-        """The operators of each header file (`aclnn_add.h`: Add, Adds, InplaceAdd, InplaceAdds)."""
-        return _grouped(self.ops.values(), lambda op: op.header)
+        """The operators of each header file of include/aclnnop (`aclnn_add.h`: Add, Adds, InplaceAdd, InplaceAdds);
+        an operator declared only by a custom package's header (`CatalogOp.vendor`) is not in them."""
+        return _grouped((op for op in self.ops.values() if not op.vendor), lambda op: op.header)
 
     @cached_property
     def by_repo(self) -> Mapping[str, tuple[CatalogOp, ...]]:
@@ -163,11 +185,13 @@ def catalog() -> Catalog:
     """The catalog of all four repositories (read once)."""
     ops: dict[str, CatalogOp] = {}
     functions: list[CFunction] = []
+    vendor: list[VendorHeader] = []
     for repo in REPOS:
         data = json.loads((DATA_DIR / f"{repo}.json").read_text(encoding="utf-8"))
         ops.update(decode_ops(repo, data["ops"]))
         functions.extend(decode_function(repo, entry) for entry in data["functions"])
-    return Catalog(dict(sorted(ops.items())), tuple(functions))
+        vendor.extend(decode_vendor(repo, header, entry) for header, entry in data.get("vendor", {}).items())
+    return Catalog(dict(sorted(ops.items())), tuple(functions), tuple(vendor))
 
 
 def decode_ops(repo: str, entries: Mapping[str, Any]) -> dict[str, CatalogOp]:
@@ -197,8 +221,21 @@ def decode_ops(repo: str, entries: Mapping[str, Any]) -> dict[str, CatalogOp]:
             entry.get("prefix", "aclnn"),
             entry.get("deprecated", False),
             entry.get("op_type", ""),
+            entry.get("vendor", False),
         )
     return ops
+
+
+def decode_vendor(repo: str, header: str, entry: Mapping[str, Any]) -> VendorHeader:
+    ops = decode_ops(repo, entry["ops"])
+    functions = tuple(decode_function(repo, item) for item in entry.get("functions", ()))
+    return VendorHeader(header, repo, entry["dir"], tuple(ops[name] for name in sorted(ops)), functions)
+
+
+def c_abi(params: tuple[CParam | CatalogParam, ...]) -> tuple[str, ...]:
+    """What a call through a prototype passes: the parameters' C types without `const` (`const aclTensor *` and
+    `aclTensor *` are one pointer, names do not matter; `double` and `aclScalar *` are not)."""
+    return tuple(re.sub(r"\bconst\s+", "", param.ctype).strip() for param in params)
 
 
 def decode_function(repo: str, entry: Mapping[str, Any]) -> CFunction:

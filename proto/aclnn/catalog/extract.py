@@ -76,6 +76,7 @@ def render(resolution: Resolution, commits: dict[str, str]) -> dict[str, str]:
             commits[repo],
             [op for op in resolution.ops.values() if op.repo == repo],
             [function for function in resolution.functions if function.repo == repo],
+            [header for header in resolution.vendor if header.repo == repo],
         )
         for repo in REPOS
     }
