@@ -83,7 +83,8 @@ class DeviceArgs:
         nbytes = max(local.byte_range()[1], 1)
         ptr = acl.aclrtMalloc(nbytes, acl.ACL_MEM_MALLOC_HUGE_FIRST)
         self.ptrs.append(ptr)
-        raw = np.ascontiguousarray(data).view(np.uint8) if data.dtype != BF16 else data.view(np.uint16).view(np.uint8)
+        flat = np.ascontiguousarray(data).reshape(-1)  # a 0-d array cannot change its itemsize in a view
+        raw = (flat.view(np.uint16) if flat.dtype == BF16 else flat).view(np.uint8)
         if raw.nbytes:
             acl.aclrtMemcpy(ptr, raw.nbytes, raw.tobytes(), raw.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
         dims = list(local.view_dims)
