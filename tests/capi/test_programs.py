@@ -172,6 +172,41 @@ def test_cann_info_level_names_the_daemon_reached(toolkit: Path, daemon: Daemon,
     assert quiet.stdout == "ran\n", quiet.stdout
 
 
+NNINIT = """#include <cstdio>
+#include "acl/acl.h"
+#include "aclnn/aclnn_base.h"
+int main(int argc, char **) {  // argc 1: aclnnInit alone (a CANN example's start); 2: aclInit first
+    if (argc > 1) std::printf("aclInit %d\\n", aclInit(nullptr));
+    std::printf("aclnnInit %d\\n", aclnnInit(nullptr));
+    std::printf("aclrtSetDevice %d\\n", aclrtSetDevice(0));
+    void *dev = nullptr;
+    std::printf("aclrtMalloc %d\\n", aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    std::printf("aclrtFree %d\\n", aclrtFree(dev));
+    std::printf("aclnnFinalize %d\\n", aclnnFinalize());
+    std::printf("then aclrtSetDevice %d\\n", aclrtSetDevice(0));
+    if (argc > 1) std::printf("aclFinalize %d\\n", aclFinalize());
+    std::printf("last aclrtSetDevice %d\\n", aclrtSetDevice(0));
+    return 0;
+}
+"""
+
+
+def test_aclnn_init_alone_starts_the_device(toolkit: Path, daemon: Daemon, tmp_path: Path) -> None:
+    """CANN's runtime answers aclrtSetDevice without aclInit, so a CANN example that starts with aclnnInit alone runs
+    there: aclnnInit makes the aclInit the program has not made, and aclnnFinalize ends it; after aclInit both do
+    nothing."""
+    source = tmp_path / "nninit.cpp"
+    source.write_text(NNINIT)
+    binary = compile_program(toolkit, source, tmp_path)
+    alone = run_program(toolkit, binary, daemon).stdout.splitlines()
+    assert alone == ["aclnnInit 0", "aclrtSetDevice 0", "aclrtMalloc 0", "aclrtFree 0", "aclnnFinalize 0",
+                     "then aclrtSetDevice 100001", "last aclrtSetDevice 100001"]  # fmt: skip
+    done = run_program(toolkit, binary, daemon, "after-aclInit")
+    assert done.stdout.splitlines() == ["aclInit 0", "aclnnInit 0", "aclrtSetDevice 0", "aclrtMalloc 0",
+                                        "aclrtFree 0", "aclnnFinalize 0", "then aclrtSetDevice 0", "aclFinalize 0",
+                                        "last aclrtSetDevice 100001"]  # fmt: skip
+
+
 PAST_THE_END = """#include <cstdio>
 #include "acl/acl.h"
 int main() {  // a copy of 256 bytes out of a 128-byte block, its status unread (a CANN example's mistake)

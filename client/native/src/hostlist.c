@@ -222,7 +222,12 @@ VALUE_GETTER(aclGetDataType, int, dtype, dataType)
 
 VN_EXPORT int aclnnInit(const char *configPath)
 {
-    (void)configPath; /* host objects and phase 1 live in the program, the device behind aclInit's session */
-    return 0;
+    (void)configPath; /* the operator library's configuration (its debug options): nothing vnpu reads */
+    vn_enter("aclnnInit");
+    return vn_nn_init(); /* the device's aclInit, when the program has not made it */
 }
-VN_EXPORT int aclnnFinalize(void) { return 0; }
+VN_EXPORT int aclnnFinalize(void)
+{
+    vn_enter("aclnnFinalize");
+    return vn_nn_finalize();
+}

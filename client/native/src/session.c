@@ -171,27 +171,35 @@ static int connect_session(const char *config_path, vn_session **made)
     return code;
 }
 
-int vn_init(const char *config_path)
+/* The program's session, opened with the configuration at `config_path` when none is open. */
+static int ensure_session(const char *config_path)
 {
+    int code = 0;
     pthread_mutex_lock(&init_lock);
     if (!vn_current) {
         vn_session *s = NULL;
-        int code = connect_session(config_path, &s);
-        if (code) {
-            pthread_mutex_unlock(&init_lock);
-            return code;
+        code = connect_session(config_path, &s);
+        if (code == 0) {
+            vn_current = s;
+            static int registered = 0;
+            if (!registered) registered = 1, atexit(flush_at_exit);
         }
-        vn_current = s;
-        static int registered = 0;
-        if (!registered) registered = 1, atexit(flush_at_exit);
     }
     pthread_mutex_unlock(&init_lock);
+    return code;
+}
+
+
+int vn_init(const char *config_path)
+{
+    int code = ensure_session(config_path);
+    if (code) return code;
     vn_req r;
     vn_req_begin(&r, "aclInit", 1, 0);
     mp_key(&r.b, "configPath");
     if (config_path) mp_str(&r.b, config_path);
     else mp_nil(&r.b);
-    int code = vn_call(&r, NULL);
+    code = vn_call(&r, NULL);
     if (code == 0) {
         pthread_mutex_lock(&init_lock);
         init_count++;
@@ -222,6 +230,27 @@ int vn_before_init(vn_req *r, vn_reply *out)
     close_session(s);
     pthread_mutex_unlock(&init_lock);
     return code;
+}
+
+/* aclnnInit / aclnnFinalize: CANN's runtime answers aclrtSetDevice and what follows without aclInit, so a program
+ * that starts with aclnnInit alone runs there. The daemon needs aclInit first: aclnnInit makes the one the program
+ * has not made (none when it has called aclInit), and aclnnFinalize ends that one. */
+static int nn_initialized;
+
+int vn_nn_init(void)
+{
+    pthread_mutex_lock(&init_lock);
+    int inited = init_count > 0 || nn_initialized;
+    pthread_mutex_unlock(&init_lock);
+    if (inited) return 0;
+    int code = vn_init(NULL);
+    if (code == 0) __atomic_store_n(&nn_initialized, 1, __ATOMIC_SEQ_CST);
+    return code;
+}
+
+int vn_nn_finalize(void)
+{
+    return __atomic_exchange_n(&nn_initialized, 0, __ATOMIC_SEQ_CST) ? vn_finalize() : 0;
 }
 
 int vn_finalize(void)

@@ -113,6 +113,8 @@ int vn_load_config(const char *config_path, vn_config *config);
 void vn_free_config(vn_config *config);
 int vn_start_embedded(vn_config *config);
 int vn_init(const char *config_path);
+int vn_nn_init(void);     /* aclnnInit: the aclInit the program has not made */
+int vn_nn_finalize(void); /* aclnnFinalize: the aclFinalize of aclnnInit's aclInit */
 int vn_finalize(void);
 int vn_last_error(int clear);
 long vn_tid(void);
