@@ -251,3 +251,25 @@ REFERENCES["Square"] = lambda a: {"out": f64(a["self"]) ** 2}
 REFERENCES["Xlog1py"] = lambda a: {
     "z": np.where((f64(a["x"]) == 0) & ~np.isnan(f64(a["y"])), 0.0, f64(a["x"]) * np.log1p(f64(a["y"])))
 }
+
+
+def _round_decimals(args: Args) -> dict[str, np.ndarray]:
+    """Half to even at `decimals` places (torch.round with decimals)."""
+    x, places = f64(_first(args)), int(args["decimals"])
+    scale = 10.0 ** abs(places)
+    return {_target(args): np.round(x * scale) / scale if places >= 0 else np.round(x / scale) * scale}
+
+
+REFERENCES["RoundDecimals"] = REFERENCES["InplaceRoundDecimals"] = _round_decimals
+
+
+def _div_mod(args: Args) -> dict[str, np.ndarray]:
+    """self / other, then nothing (mode 0), toward zero (1) or down (2)."""
+    with np.errstate(all="ignore"):
+        quotient = f64(_first(args)) / f64(args["other"])
+    mode = int(args["mode"])
+    return {_target(args): quotient if mode == 0 else np.trunc(quotient) if mode == 1 else np.floor(quotient)}
+
+
+for _name in ("DivMod", "DivMods", "InplaceDivMod", "InplaceDivMods"):
+    REFERENCES[_name] = _div_mod

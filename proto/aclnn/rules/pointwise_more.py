@@ -42,6 +42,7 @@ SHIFTS: Final = INTS | WIDE_UNSIGNED
 COMPLEX: Final = frozenset({DT.ACL_COMPLEX64, DT.ACL_COMPLEX128})
 NAN_TO_NUM: Final = INTS | HALVES | {DT.ACL_BOOL}
 REMAINDER: Final = frozenset({DT.ACL_INT32, DT.ACL_INT64}) | FLOATS
+ROUNDED: Final = FLOATS | {DT.ACL_INT32, DT.ACL_INT64}
 SQUARE: Final = HALVES | {DT.ACL_INT32, DT.ACL_INT64}
 REAL: Final = {DT.ACL_FLOAT: DT.ACL_FLOAT, DT.ACL_FLOAT16: DT.ACL_FLOAT16, DT.ACL_COMPLEX64: DT.ACL_FLOAT,
                DT.ACL_COMPLEX128: DT.ACL_DOUBLE}  # fmt: skip
@@ -220,6 +221,23 @@ def _xlog1py(args: Args) -> None:
     check_out(args, "z", x.data_type, broadcast_all(("x", x), ("y", y)), exact=True)
 
 
+def _round_decimals(args: Args) -> None:
+    first = "self" if "self" in args else "selfRef"
+    x = tensor(args, first)
+    require_dtype(first, x.data_type, ROUNDED)
+    if first == "self":
+        check_out(args, "out", x.data_type, x.view_dims, ROUNDED, exact=True)
+
+
+def _div_mod(args: Args) -> None:
+    """DivMod(s) and their twins: Div's checks, and mode 0 (true division), 1 (trunc) or 2 (floor)."""
+    first = "self" if "self" in args else "selfRef"
+    mode = args["mode"]
+    if mode not in (0, 1, 2):
+        raise OpArgError(f"mode is {mode}; it must be 0 (true division), 1 (trunc) or 2 (floor)")
+    Binary(first=first, out="out" if first == "self" else first, true_div=mode == 0).check(args)
+
+
 def _twin(name: str) -> Twin:
     base, first, source = TWINS[name]
     table = {**pointwise.TABLE, **activation.TABLE, **creation.TABLE}
@@ -282,4 +300,10 @@ TABLE: Final[dict[str, Row]] = {
     "RemainderScalarTensor": Checked(_remainder_scalar_tensor, doc="ops-math math/floor_mod"),
     "Square": Checked(_square, doc="ops-math math/square, aclnnSquare"),
     "Xlog1py": Checked(_xlog1py, doc="ops-math math/xlog1py, aclnnXlog1py"),
+    "RoundDecimals": Checked(_round_decimals, doc="ops-math math/round, aclnnRoundDecimals"),
+    "InplaceRoundDecimals": Checked(_round_decimals, doc="ops-math math/round, aclnnInplaceRoundDecimals"),
+    **{
+        name: Checked(_div_mod, doc="ops-math math/div, aclnnDivMod(s)")
+        for name in ("DivMod", "DivMods", "InplaceDivMod", "InplaceDivMods")
+    },
 }

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from server.npu.ops.common.errors import invalid
 from server.npu.ops.common.numeric import is_float, store, wide
 from server.npu.ops.erf import erf
 from server.npu.ops.math.binary import binary
@@ -248,6 +249,58 @@ def xlog1py(x: Array, y: Array, z: Array, workspace: Array | None) -> None:
         store(z, np.where((a == 0) & ~np.isnan(b), 0, a * np.log1p(b)))
 
 
+def round_decimals(self: Array, decimals: int, out: Array, workspace: Array | None) -> None:
+    """out = self rounded half to even at `decimals` places (negative: to tens, hundreds, ...), as torch.round.
+
+    Constraints (math/round, aclnnRoundDecimals): self FLOAT/FLOAT16/BFLOAT16/DOUBLE/INT32/INT64; out self's dtype and
+    shape. Integers with decimals >= 0 are unchanged."""
+    if not is_float(self.dtype):
+        if decimals >= 0:
+            np.copyto(out, self)
+            return
+        scale = 10 ** (-decimals)
+        store(out, np.round(self.astype(np.float64) / scale) * scale)
+        return
+    x = wide(self)
+    scale = x.dtype.type(10.0 ** abs(decimals))
+    with np.errstate(all="ignore"):
+        store(out, np.round(x * scale) / scale if decimals >= 0 else np.round(x / scale) * scale)
+
+
+def inplace_round_decimals(selfRef: Array, decimals: int, workspace: Array | None) -> None:
+    """selfRef = RoundDecimals(selfRef, decimals)."""
+    round_decimals(selfRef, decimals, selfRef, workspace)
+
+
+def div_mod(self: Any, other: Any, mode: int, out: Array, workspace: Array | None) -> None:
+    """out = self / other (mode 0, true division), rounded toward zero (1) or down (2), broadcasting (torch.div's
+    rounding_mode). Integers divide exactly in modes 1 and 2 (a zero divisor is refused); floats compute in float32.
+
+    Constraints (math/div, aclnnDivMod/aclnnDivMods): self and other real dtypes that promote (other a tensor or a
+    scalar); mode 0, 1 or 2; out the broadcast shape, a dtype the result casts to (a float one for mode 0)."""
+    a, b = np.asarray(self), np.asarray(other)
+    floating = is_float(a.dtype) or is_float(b.dtype) or isinstance(other, float) or mode == 0
+    if not floating:
+        x, y = a.astype(np.int64), b.astype(np.int64)
+        if np.any(y == 0):
+            raise invalid("DivMod", "other", "holds a zero: integer division by zero")
+        quotient = np.floor_divide(x, y)
+        if mode == 1:  # toward zero: floor, then one up where the signs differ and it did not divide exactly
+            quotient = quotient + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0)))
+        store(out, quotient)
+        return
+    dividend = _floats(a)
+    divisor = _floats(b) if isinstance(other, np.ndarray) else dividend.dtype.type(other)
+    with np.errstate(all="ignore"):
+        result = dividend / divisor
+        store(out, result if mode == 0 else np.trunc(result) if mode == 1 else np.floor(result))
+
+
+def inplace_div_mod(selfRef: Array, other: Any, mode: int, workspace: Array | None) -> None:
+    """selfRef = DivMod(selfRef, other, mode)."""
+    div_mod(selfRef, other, mode, selfRef, workspace)
+
+
 _B = binary
 FUNCTIONS: dict[str, Callable[..., None]] = {
     "BitwiseAndTensor": _B("BitwiseAndTensor", np.bitwise_and, "self & other"),
@@ -284,4 +337,10 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "RemainderScalarTensor": _B("RemainderScalarTensor", _remainder, "self mod other (divisor's sign)"),
     "Square": square,
     "Xlog1py": xlog1py,
+    "RoundDecimals": round_decimals,
+    "InplaceRoundDecimals": inplace_round_decimals,
+    "DivMod": div_mod,
+    "DivMods": div_mod,
+    "InplaceDivMod": inplace_div_mod,
+    "InplaceDivMods": inplace_div_mod,
 }

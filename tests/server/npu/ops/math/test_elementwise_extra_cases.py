@@ -75,6 +75,25 @@ CASES = [
     Case("Square", {"self": In(S, BF16), "out": Out(S, BF16)}, lambda **v: {"out": v["self"] ** 2}),
     Case("Square", {"self": In(S, I32, values=np.arange(15).reshape(S) * 10000), "out": Out(S, I32)},
          lambda **v: {"out": ((v["self"] ** 2 + 2**31) % 2**32) - 2**31}, name="Square-int"),
+    Case("RoundDecimals", {"self": In(S, F64, low=-50.0, high=50.0), "decimals": 2, "out": Out(S, F64)},
+         lambda **v: {"out": np.round(v["self"] * 100) / 100}),
+    Case("RoundDecimals", {"self": In(S, I64, values=np.arange(15).reshape(S) * 37 - 300), "decimals": -1,
+                           "out": Out(S, I64)},
+         lambda **v: {"out": np.round(v["self"] / 10) * 10}, name="RoundDecimals-int"),
+    Case("InplaceRoundDecimals", {"selfRef": Ref(S, low=-4.0, high=4.0), "decimals": 1},
+         lambda **v: {"selfRef": np.round(v["selfRef"] * 10) / 10}, atol=1e-6),
+    Case("DivMod", {"self": In(S, I32, values=np.arange(15).reshape(S) - 7), "other": In((5,), I32,
+                    values=[3, -3, 2, -2, 7]), "mode": 1, "out": Out(S, I32)},
+         lambda **v: {"out": np.trunc(v["self"] / v["other"])}),
+    Case("DivMod", {"self": In(S), "other": In(S, positive=True), "mode": 2, "out": Out(S)},
+         lambda **v: {"out": np.floor(v["self"] / v["other"])}, name="DivMod-floor"),
+    Case("DivMods", {"self": In(S, I64), "other": Scalar(4, I64), "mode": 0, "out": Out(S)},
+         lambda **v: {"out": v["self"] / 4}),
+    Case("InplaceDivMod", {"selfRef": Ref(S, I8, values=np.arange(15).reshape(S) - 7), "other": In((5,), I8,
+                           values=[2, -2, 3, -3, 1]), "mode": 2},
+         lambda **v: {"selfRef": np.floor(v["selfRef"] / v["other"])}),
+    Case("InplaceDivMods", {"selfRef": Ref(S, F16), "other": Scalar(0.75), "mode": 1},
+         lambda **v: {"selfRef": np.trunc(v["selfRef"] / 0.75)}),
     Case("Xlog1py", {"x": In(S, values=np.where(np.arange(15) % 3 == 0, 0, np.arange(15) / 3).reshape(S)),
                      "y": In((5,), positive=True), "z": Out(S)},
          lambda **v: {"z": np.where(v["x"] == 0, 0.0, v["x"] * np.log1p(v["y"]))}, ulps=4),
@@ -134,3 +153,23 @@ def test_the_extra_operators_refuse_what_their_documentation_refuses() -> None:
         lambda: nn.aclnnXlog1pyGetWorkspaceSize(_t(2, dtype=F64), _t(2, dtype=F64), _t(2, dtype=F64)),
         "x has dtype ACL_DOUBLE; supported: ACL_BF16, ACL_FLOAT, ACL_FLOAT16",
     )
+    refused(
+        lambda: nn.aclnnDivModGetWorkspaceSize(_t(2), _t(2), 3, _t(2)),
+        "mode is 3; it must be 0 (true division), 1 (trunc) or 2 (floor)",
+    )
+    refused(
+        lambda: nn.aclnnInplaceDivModsGetWorkspaceSize(_t(2, dtype=I32), scalar(2, I32), 0),
+        "selfRef has dtype ACL_INT32, which the result dtype ACL_FLOAT cannot be cast to",
+    )
+    refused(
+        lambda: nn.aclnnRoundDecimalsGetWorkspaceSize(_t(2, dtype=I8), 1, _t(2, dtype=I8)),
+        "self has dtype ACL_INT8; supported: ACL_BF16, ACL_DOUBLE, ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT64",
+    )
+
+
+def test_integer_div_mod_by_zero_is_refused_when_it_runs(mem: FakeMemory, rng: np.random.Generator) -> None:
+    case = Case("DivMod", {"self": In((2,), I32), "other": In((2,), I32, values=[1, 0]), "mode": 2,
+                           "out": Out((2,), I32)}, lambda **v: {})  # fmt: skip
+    with pytest.raises(AclError) as caught:
+        run(case, mem, rng)
+    assert caught.value.code == ACLNN_ERR_PARAM_INVALID and "other: holds a zero" in caught.value.message
