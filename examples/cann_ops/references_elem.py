@@ -273,3 +273,47 @@ def _div_mod(args: Args) -> dict[str, np.ndarray]:
 
 for _name in ("DivMod", "DivMods", "InplaceDivMod", "InplaceDivMods"):
     REFERENCES[_name] = _div_mod
+
+
+def _is_in(args: Args) -> dict[str, np.ndarray]:
+    values = [args[n] for n in ("element", "testElements", "testElement") if n in args]
+    found = np.asarray(values[0]) == np.asarray(values[1])
+    return {"out": ~found if args["invert"] else found}
+
+
+REFERENCES["IsInScalarTensor"] = REFERENCES["IsInTensorScalar"] = _is_in
+REFERENCES["Equal"] = lambda a: {
+    "out": np.array([np.shape(a["self"]) == np.shape(a["other"]) and bool(np.all(f64(a["self"]) == f64(a["other"])))])
+}
+REFERENCES["Complex"] = lambda a: {"out": f64(a["real"]) + 1j * f64(a["imag"])}
+
+
+def _log_gamma(x: float) -> float:
+    """log|Γ(x)| through math.gamma (Euler's reflection below 0.5, the recurrence above 150)."""
+    if not math.isfinite(x):
+        return math.inf if not math.isnan(x) else math.nan
+    if x <= 0 and x == math.floor(x):
+        return math.inf
+    if x < 0.5:
+        return math.log(math.pi / abs(math.sin(math.pi * x))) - _log_gamma(1 - x)
+    shift = 0.0
+    while x > 150:
+        x -= 1
+        shift += math.log(x)
+    return math.log(math.gamma(x)) + shift
+
+
+REFERENCES["Lgamma"] = lambda a: {"out": np.vectorize(_log_gamma, otypes=[np.float64])(f64(a["self"]))}
+
+
+def _digamma(x: float) -> float:
+    """ψ(x) as the derivative of log Γ, by Richardson-extrapolated central differences."""
+    if x <= 0 and x == math.floor(x):
+        return -math.inf if x == 0 else math.nan
+    h = 1e-3 * max(1.0, abs(x))
+    d1 = (_log_gamma(x + h) - _log_gamma(x - h)) / (2 * h)
+    d2 = (_log_gamma(x + h / 2) - _log_gamma(x - h / 2)) / h
+    return (4 * d2 - d1) / 3
+
+
+REFERENCES["Digamma"] = lambda a: {"out": np.vectorize(_digamma, otypes=[np.float64])(f64(a["self"]))}

@@ -43,6 +43,7 @@ COMPLEX: Final = frozenset({DT.ACL_COMPLEX64, DT.ACL_COMPLEX128})
 NAN_TO_NUM: Final = INTS | HALVES | {DT.ACL_BOOL}
 REMAINDER: Final = frozenset({DT.ACL_INT32, DT.ACL_INT64}) | FLOATS
 ROUNDED: Final = FLOATS | {DT.ACL_INT32, DT.ACL_INT64}
+GAMMA: Final = frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_DOUBLE})
 SQUARE: Final = HALVES | {DT.ACL_INT32, DT.ACL_INT64}
 REAL: Final = {DT.ACL_FLOAT: DT.ACL_FLOAT, DT.ACL_FLOAT16: DT.ACL_FLOAT16, DT.ACL_COMPLEX64: DT.ACL_FLOAT,
                DT.ACL_COMPLEX128: DT.ACL_DOUBLE}  # fmt: skip
@@ -238,6 +239,42 @@ def _div_mod(args: Args) -> None:
     Binary(first=first, out="out" if first == "self" else first, true_div=mode == 0).check(args)
 
 
+def _is_in(args: Args) -> None:
+    """IsInScalarTensor (element a scalar, out testElements' shape) and IsInTensorScalar (element a tensor)."""
+    scalar_first = isinstance(args["element"], aclScalar)
+    tensor_name, scalar_name = ("testElements", "element") if scalar_first else ("element", "testElement")
+    t, value = tensor(args, tensor_name), scalar(args, scalar_name)
+    require_dtype(tensor_name, t.data_type, ALL | {DT.ACL_UINT16})
+    if dtypes.promote_with_scalar(t.data_type, value.data_type) is None:
+        raise OpArgError(f"{scalar_name} has dtype {dtypes.name(value.data_type)}, which cannot be promoted with "
+                         f"{tensor_name}'s {dtypes.name(t.data_type)}")  # fmt: skip
+    check_out(args, "out", DT.ACL_BOOL, t.view_dims, frozenset({DT.ACL_BOOL}))
+
+
+def _equal(args: Args) -> None:
+    a, b = tensor(args, "self"), tensor(args, "other")
+    require_dtype("self", a.data_type, ALL | WIDE_UNSIGNED)
+    require_dtype("other", b.data_type, ALL | WIDE_UNSIGNED)
+    if dtypes.promote_types(a.data_type, b.data_type) is None:
+        raise OpArgError(f"other has dtype {dtypes.name(b.data_type)}, which cannot be promoted with self's "
+                         f"{dtypes.name(a.data_type)}")  # fmt: skip
+    check_out(args, "out", DT.ACL_BOOL, (1,), frozenset({DT.ACL_BOOL}))
+
+
+def _complex(args: Args) -> None:
+    re_, im = tensor(args, "real"), tensor(args, "imag")
+    require_dtype("real", re_.data_type, frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_DOUBLE}))
+    require_same_dtype("imag", im, "real", re_)
+    dtype = DT.ACL_COMPLEX128 if re_.data_type == DT.ACL_DOUBLE else DT.ACL_COMPLEX64
+    check_out(args, "out", dtype, broadcast_all(("real", re_), ("imag", im)), COMPLEX, exact=True)
+
+
+def _gamma(args: Args) -> None:
+    x = tensor(args, "self")
+    require_dtype("self", x.data_type, GAMMA)
+    check_out(args, "out", x.data_type, x.view_dims, exact=True)
+
+
 def _twin(name: str) -> Twin:
     base, first, source = TWINS[name]
     table = {**pointwise.TABLE, **activation.TABLE, **creation.TABLE}
@@ -306,4 +343,10 @@ TABLE: Final[dict[str, Row]] = {
         name: Checked(_div_mod, doc="ops-math math/div, aclnnDivMod(s)")
         for name in ("DivMod", "DivMods", "InplaceDivMod", "InplaceDivMods")
     },
+    "IsInScalarTensor": Checked(_is_in, doc="ops-math math/equal, aclnnIsInScalarTensor"),
+    "IsInTensorScalar": Checked(_is_in, doc="ops-math math/equal, aclnnIsInTensorScalar"),
+    "Equal": Checked(_equal, doc="ops-math math/tensor_equal, aclnnEqual"),
+    "Complex": Checked(_complex, doc="ops-math math/complex, aclnnComplex"),
+    "Lgamma": Checked(_gamma, doc="ops-math math/lgamma, aclnnLgamma"),
+    "Digamma": Checked(_gamma, doc="ops-math math/digamma, aclnnDigamma"),
 }

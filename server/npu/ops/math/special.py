@@ -1,5 +1,7 @@
 """ops-math's bitwise and special elementwise operators: BitwiseAnd/Or/Xor (tensor and scalar), RightShift, Gcd,
-XLogY (three forms), IsClose, NanToNum, Signbit, Real, Polar, LinalgCross, and Erfinv (ops-nn activation/erfinv).
+XLogY (three forms), IsClose, NanToNum, Signbit, Real, Polar, LinalgCross, Lerps, Sinc, IsNegInf/IsPosInf,
+LeftShift(s), LogAddExp(2), Rsub(s), RemainderScalarTensor, Square, Xlog1py, RoundDecimals, DivMod(s), IsIn*, Equal
+and Complex.
 
 Integers compute exactly (in int64, or uint64 for UINT64) and wrap into out; floats compute in float32 (float64
 for DOUBLE) and round once into out. Each kernel's docstring names its constraints (the operator's
@@ -8,7 +10,6 @@ docs/aclnn<Op>.md).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,6 @@ import numpy as np
 
 from server.npu.ops.common.errors import invalid
 from server.npu.ops.common.numeric import is_float, store, wide
-from server.npu.ops.erf import erf
 from server.npu.ops.math.binary import binary
 
 Array = np.ndarray
@@ -123,37 +123,6 @@ def linalg_cross(self: Array, other: Array, dim: int, out: Array, workspace: Arr
         compute = np.asarray
     a, b = np.broadcast_arrays(compute(self), compute(other))
     store(out, np.cross(a, b, axis=dim % out.ndim))
-
-
-_SQRT_PI_2 = 2 / math.sqrt(math.pi)
-_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-            -0.00417768164, 0.246640727, 1.50140941)  # fmt: skip
-_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-         0.00943887047, 1.00167406, 2.83297682)  # fmt: skip
-
-
-def _erfinv(y: Array) -> Array:
-    """erfinv of a float64 array: M. Giles' single-precision polynomials ("Approximating the erfinv function",
-    2010), then two Newton steps on erf (server.npu.ops.erf) to float64 accuracy; ±1 gives ±inf, |y| > 1 NaN."""
-    with np.errstate(all="ignore"):
-        w = -np.log((1 - y) * (1 + y))
-        central, tail = np.zeros_like(y), np.zeros_like(y)
-        t_central, t_tail = w - 2.5, np.sqrt(w) - 3
-        for c, t in zip(_CENTRAL, _TAIL, strict=True):
-            central, tail = central * t_central + c, tail * t_tail + t
-        x = np.where(w < 5, central, tail) * y
-        for _ in range(2):
-            x = x - (erf(x) - y) / (_SQRT_PI_2 * np.exp(-x * x))
-        x = np.where(np.abs(y) == 1, np.copysign(np.inf, y), x)
-        return np.where(np.abs(y) > 1, np.nan, x)
-
-
-def erfinv(self: Array, out: Array, workspace: Array | None) -> None:
-    """out = erfinv(self), the inverse of erf (computed in float64: it is steep near ±1).
-
-    Constraints (ops-nn activation/erfinv, aclnnErfinv): self FLOAT/FLOAT16/BFLOAT16 or an integer/BOOL dtype
-    (computed as float); out FLOAT/FLOAT16/BFLOAT16 of self's shape."""
-    store(out, _erfinv(self.astype(np.float64)))
 
 
 def _floats(x: Array) -> Array:
@@ -301,6 +270,48 @@ def inplace_div_mod(selfRef: Array, other: Any, mode: int, workspace: Array | No
     div_mod(selfRef, other, mode, selfRef, workspace)
 
 
+def _is_in(element: Any, test: Any, invert: bool, out: Array) -> None:
+    floating = any(isinstance(v, float) or (isinstance(v, np.ndarray) and is_float(v.dtype)) for v in (element, test))
+    a, b = (np.asarray(v).astype(np.float64 if floating else np.int64) for v in (element, test))
+    np.copyto(out, (a != b) if invert else (a == b))
+
+
+def is_in_scalar_tensor(element: Any, testElements: Array, assumeUnique: bool, invert: bool, out: Array,
+                        workspace: Array | None) -> None:  # fmt: skip
+    """out[i] = element is in {testElements[i]}, i.e. element == testElements[i] (negated by invert): torch.isin
+    with a scalar element, elementwise over testElements.
+
+    Constraints (math/equal, aclnnIsInScalarTensor): testElements any real dtype (UINT16 too), element a scalar that
+    promotes with it; out BOOL of testElements' shape. assumeUnique changes nothing."""
+    _is_in(element, testElements, invert, out)
+
+
+def is_in_tensor_scalar(element: Array, testElement: Any, assumeUnique: bool, invert: bool, out: Array,
+                        workspace: Array | None) -> None:  # fmt: skip
+    """out = element == testElement (negated by invert): torch.isin with one test element. Constraints
+    (aclnnIsInTensorScalar): as IsInScalarTensor, out element's shape."""
+    _is_in(element, testElement, invert, out)
+
+
+def equal(self: Array, other: Array, out: Array, workspace: Array | None) -> None:
+    """out[0] = self and other have the same shape and equal elements (torch.equal; NaN is not equal).
+
+    Constraints (math/tensor_equal, aclnnEqual): self and other real dtypes that promote (any shapes); out BOOL [1]."""
+    floating = is_float(self.dtype) or is_float(other.dtype)
+    a, b = (t.astype(np.float64 if floating else np.int64) for t in (self, other))
+    out[...] = self.shape == other.shape and bool(np.all(a == b))
+
+
+def complex_(real: Array, imag: Array, out: Array, workspace: Array | None) -> None:
+    """out = real + i · imag, broadcasting (torch.complex).
+
+    Constraints (math/complex, aclnnComplex): real and imag FLOAT/FLOAT16/DOUBLE of one dtype that broadcast; out
+    COMPLEX64 (COMPLEX128 for DOUBLE) of the broadcast shape."""
+    result = np.empty(out.shape, out.dtype)
+    result.real, result.imag = real, imag
+    np.copyto(out, result)
+
+
 _B = binary
 FUNCTIONS: dict[str, Callable[..., None]] = {
     "BitwiseAndTensor": _B("BitwiseAndTensor", np.bitwise_and, "self & other"),
@@ -321,7 +332,6 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "Real": real,
     "Polar": polar,
     "LinalgCross": linalg_cross,
-    "Erfinv": erfinv,
     "Lerps": lerps,
     "InplaceLerps": inplace_lerps,
     "Sinc": sinc,
@@ -343,4 +353,8 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "DivMods": div_mod,
     "InplaceDivMod": inplace_div_mod,
     "InplaceDivMods": inplace_div_mod,
+    "IsInScalarTensor": is_in_scalar_tensor,
+    "IsInTensorScalar": is_in_tensor_scalar,
+    "Equal": equal,
+    "Complex": complex_,
 }
