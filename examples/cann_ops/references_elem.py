@@ -276,8 +276,12 @@ for _name in ("DivMod", "DivMods", "InplaceDivMod", "InplaceDivMods"):
 
 
 def _is_in(args: Args) -> dict[str, np.ndarray]:
-    values = [args[n] for n in ("element", "testElements", "testElement") if n in args]
-    found = np.asarray(values[0]) == np.asarray(values[1])
+    """IsInTensorScalar: each element equal to the test element; IsInScalarTensor: the element among the test
+    elements (one bool). invert negates."""
+    if "testElements" in args:
+        found = np.asarray(bool(np.any(f64(args["testElements"]) == float(args["element"]))))
+    else:
+        found = f64(args["element"]) == float(args["testElement"])
     return {"out": ~found if args["invert"] else found}
 
 

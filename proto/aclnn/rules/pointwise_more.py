@@ -240,7 +240,8 @@ def _div_mod(args: Args) -> None:
 
 
 def _is_in(args: Args) -> None:
-    """IsInScalarTensor (element a scalar, out testElements' shape) and IsInTensorScalar (element a tensor)."""
+    """IsInScalarTensor (element a scalar: out a 0-D BOOL, whether it is among testElements) and IsInTensorScalar
+    (element a tensor: out its shape)."""
     scalar_first = isinstance(args["element"], aclScalar)
     tensor_name, scalar_name = ("testElements", "element") if scalar_first else ("element", "testElement")
     t, value = tensor(args, tensor_name), scalar(args, scalar_name)
@@ -248,7 +249,7 @@ def _is_in(args: Args) -> None:
     if dtypes.promote_with_scalar(t.data_type, value.data_type) is None:
         raise OpArgError(f"{scalar_name} has dtype {dtypes.name(value.data_type)}, which cannot be promoted with "
                          f"{tensor_name}'s {dtypes.name(t.data_type)}")  # fmt: skip
-    check_out(args, "out", DT.ACL_BOOL, t.view_dims, frozenset({DT.ACL_BOOL}))
+    check_out(args, "out", DT.ACL_BOOL, () if scalar_first else t.view_dims, frozenset({DT.ACL_BOOL}))
 
 
 def _equal(args: Args) -> None:

@@ -278,12 +278,14 @@ def _is_in(element: Any, test: Any, invert: bool, out: Array) -> None:
 
 def is_in_scalar_tensor(element: Any, testElements: Array, assumeUnique: bool, invert: bool, out: Array,
                         workspace: Array | None) -> None:  # fmt: skip
-    """out[i] = element is in {testElements[i]}, i.e. element == testElements[i] (negated by invert): torch.isin
-    with a scalar element, elementwise over testElements.
+    """out (0-D) = element is among testElements (negated by invert): torch.isin with a scalar element. A NaN
+    element is among nothing.
 
     Constraints (math/equal, aclnnIsInScalarTensor): testElements any real dtype (UINT16 too), element a scalar that
-    promotes with it; out BOOL of testElements' shape. assumeUnique changes nothing."""
-    _is_in(element, testElements, invert, out)
+    promotes with it; out a 0-D BOOL. assumeUnique changes nothing."""
+    found = np.zeros(testElements.shape, bool)
+    _is_in(element, testElements, False, found)
+    out[...] = bool(found.any()) != invert
 
 
 def is_in_tensor_scalar(element: Array, testElement: Any, assumeUnique: bool, invert: bool, out: Array,
