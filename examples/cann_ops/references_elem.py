@@ -321,3 +321,30 @@ def _digamma(x: float) -> float:
 
 
 REFERENCES["Digamma"] = lambda a: {"out": np.vectorize(_digamma, otypes=[np.float64])(f64(a["self"]))}
+
+REFERENCES["FastGelu"] = lambda a: {"out": f64(a["self"]) / (1 + np.exp(-1.702 * f64(a["self"])))}
+REFERENCES["LogSigmoid"] = lambda a: {"out": -np.logaddexp(0.0, -f64(a["self"]))}
+REFERENCES["Heaviside"] = lambda a: {"out": np.heaviside(f64(a["input"]), f64(a["values"]))}
+
+
+def _threshold(args: Args) -> dict[str, np.ndarray]:
+    x = f64(_first(args))
+    return {_target(args): np.where(x > float(args["threshold"]), x, float(args["value"]))}
+
+
+REFERENCES["Threshold"] = REFERENCES["InplaceThreshold"] = _threshold
+
+
+def _add_relu(args: Args) -> dict[str, np.ndarray]:
+    return {_target(args): np.maximum(f64(_first(args)) + float(args["alpha"]) * f64(args["other"]), 0.0)}
+
+
+REFERENCES["AddRelu"] = REFERENCES["InplaceAddRelu"] = _add_relu
+
+
+def _shrink(args: Args) -> dict[str, np.ndarray]:
+    x, lambd, bias = f64(args["self"]), float(args["lambd"]), float(args["bias"])
+    return {"out": np.where(x > lambd, x - bias, np.where(x < -lambd, x + bias, 0.0))}
+
+
+REFERENCES["Shrink"] = _shrink

@@ -12,6 +12,7 @@ from typing import Any
 
 from server.npu.ops.nn import (
     activation,
+    activation_more,
     activation_params,
     index_fill,
     index_read,
@@ -26,6 +27,7 @@ from server.npu.ops.nn import (
 
 MODULES = (
     activation,
+    activation_more,
     activation_params,
     index_fill,
     index_read,
