@@ -348,3 +348,31 @@ def _shrink(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["Shrink"] = _shrink
+
+
+def _hardsigmoid_v2(args: Args) -> dict[str, np.ndarray]:
+    source = np.asarray(args["self"])
+    if source.dtype.kind in "iu":  # the integer path: 1 from 3 up, else 0
+        return {_target(args): (source >= 3).astype(np.float64)}
+    return {_target(args): np.clip(f64(source) / 6 + 0.5, 0.0, 1.0)}
+
+
+REFERENCES["HardsigmoidV2"] = REFERENCES["InplaceHardsigmoidV2"] = _hardsigmoid_v2
+
+
+def _fast_gelu_v2(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["x"])
+    sign = np.where(x + 1e-12 >= 0, 1.0, -1.0)
+    return {"out": x * (sign * (-0.1444 * (np.minimum(np.abs(0.7071 * x), 1.769) - 1.769) ** 2 + 0.5) + 0.5)}
+
+
+REFERENCES["FastGeluV2"] = _fast_gelu_v2
+
+
+def _fused_bias_leaky_relu(args: Args) -> dict[str, np.ndarray]:
+    s = f64(args["x"]) + f64(args["bias"])
+    slope, scale = float(args["negativeSlope"]), float(args["scale"])
+    return {"out": np.where(s >= 0, s, slope * s) * scale}
+
+
+REFERENCES["FusedBiasLeakyRelu"] = _fused_bias_leaky_relu

@@ -1,5 +1,6 @@
-"""More of ops-nn's elementwise activations: FastGelu, Heaviside, LogSigmoid, Threshold (and in place), AddRelu
-(and in place), Shrink. Each row is checked as its documentation (`activation/<op>/docs/aclnn<Op>.md`) says."""
+"""More of ops-nn's elementwise activations: FastGelu, Heaviside, LogSigmoid, Threshold (and in place), AddRelu (and in
+place), Shrink, and the experimental HardsigmoidV2 (and in place), FastGeluV2, FusedBiasLeakyRelu. Each row is
+checked as its documentation (`activation/<op>/docs/aclnn<Op>.md`) says."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from proto.aclnn.rules.base import (
     require_dtype,
     require_same_dtype,
     scalar,
+    shape_str,
     tensor,
 )
 from proto.aclnn.rules.elementwise import Binary
@@ -63,6 +65,29 @@ def _shrink(args: Args) -> None:
     check_out(args, "out", x.data_type, x.view_dims, SHRINK)
 
 
+def _hardsigmoid_v2(args: Args) -> None:
+    x = tensor(args, "self")
+    require_dtype("self", x.data_type, HALVES | {DT.ACL_INT32})
+    if "out" in args:
+        check_out(args, "out", x.data_type, x.view_dims, exact=True)
+
+
+def _fast_gelu_v2(args: Args) -> None:
+    x = tensor(args, "x")
+    require_dtype("x", x.data_type, HALVES)
+    check_out(args, "out", x.data_type, x.view_dims, exact=True)
+
+
+def _fused_bias_leaky_relu(args: Args) -> None:
+    x, bias = tensor(args, "x"), tensor(args, "bias")
+    require_dtype("x", x.data_type, SHRINK)
+    require_same_dtype("bias", bias, "x", x)
+    if bias.view_dims != x.view_dims:
+        raise OpArgError(f"bias has shape {shape_str(bias.view_dims)}; it must be x's {shape_str(x.view_dims)} "
+                         "(no broadcast)")  # fmt: skip
+    check_out(args, "out", x.data_type, x.view_dims, exact=True)
+
+
 ADD_RELU: Final = HALVES | INTS
 TABLE: Final[dict[str, Row]] = {
     "FastGelu": Checked(_same, doc="ops-nn activation/fast_gelu, aclnnFastGelu"),
@@ -73,4 +98,8 @@ TABLE: Final[dict[str, Row]] = {
     "AddRelu": Binary(allowed=ADD_RELU),
     "InplaceAddRelu": Binary(first="selfRef", out="selfRef", allowed=ADD_RELU),
     "Shrink": Checked(_shrink, doc="ops-nn activation/shrink, aclnnShrink"),
+    "HardsigmoidV2": Checked(_hardsigmoid_v2, doc="ops-nn experimental/activation/hard_sigmoid_v2"),
+    "InplaceHardsigmoidV2": Checked(_hardsigmoid_v2, doc="ops-nn experimental/activation/hard_sigmoid_v2"),
+    "FastGeluV2": Checked(_fast_gelu_v2, doc="ops-nn experimental/activation/fast_gelu_v2"),
+    "FusedBiasLeakyRelu": Checked(_fused_bias_leaky_relu, doc="ops-nn experimental/activation/fused_bias_leaky_relu"),
 }

@@ -1,6 +1,6 @@
-"""More of ops-nn's elementwise activations: FastGelu, Heaviside, LogSigmoid, Threshold (and in place), AddRelu (and
-in place), Shrink. Floats compute in float32 and round once into the output; Threshold and AddRelu keep integers
-exact."""
+"""More of ops-nn's elementwise activations: FastGelu, Heaviside, LogSigmoid, Threshold (and in place), AddRelu (and in
+place), Shrink, and the experimental HardsigmoidV2 (and in place), FastGeluV2, FusedBiasLeakyRelu. Floats compute in
+float32 and round once into the output; Threshold and AddRelu keep integers exact."""
 
 from __future__ import annotations
 
@@ -72,6 +72,50 @@ def shrink(self: Array, lambd: float, bias: float, out: Array, workspace: Array 
     store(out, np.where(x > low, x - b, np.where(x < -low, x + b, x.dtype.type(0))))
 
 
+def hardsigmoid_v2(self: Array, out: Array, workspace: Array | None) -> None:
+    """out = clamp(x / 6 + 1/2, 0, 1); for INT32, clamp(x + 3, 0, 6) // 6 (1 from 3 up, else 0), as its
+    documentation says the integer kernel computes.
+
+    Constraints (experimental/activation/hard_sigmoid_v2, aclnnHardsigmoidV2): self FLOAT/FLOAT16/BFLOAT16/INT32; out
+    its dtype and shape."""
+    if not is_float(self.dtype):
+        store(out, np.clip(self.astype(np.int64) + 3, 0, 6) // 6)
+        return
+    x = wide(self)
+    store(out, np.clip(x / x.dtype.type(6) + x.dtype.type(0.5), 0, 1))
+
+
+def inplace_hardsigmoid_v2(self: Array, workspace: Array | None) -> None:
+    """self = HardsigmoidV2(self)."""
+    hardsigmoid_v2(self, self, workspace)
+
+
+def fast_gelu_v2(x: Array, out: Array, workspace: Array | None) -> None:
+    """out = x · (sgn(x) · (-0.1444 · (min(|0.7071 x|, 1.769) - 1.769)² + 0.5) + 0.5), a polynomial GELU, with
+    sgn(x) = (x + 1e-12) / |x + 1e-12| as the documentation defines it.
+
+    Constraints (experimental/activation/fast_gelu_v2, aclnnFastGeluV2): x FLOAT/FLOAT16/BFLOAT16; out its dtype and
+    shape."""
+    v = wide(x)
+    kind = v.dtype.type
+    shifted = v + kind(1e-12)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sign = shifted / np.abs(shifted)
+    curve = kind(-0.1444) * (np.minimum(np.abs(kind(0.7071) * v), kind(1.769)) - kind(1.769)) ** 2 + kind(0.5)
+    store(out, v * (sign * curve + kind(0.5)))
+
+
+def fused_bias_leaky_relu(x: Array, bias: Array, negativeSlope: float, scale: float, out: Array,
+                          workspace: Array | None) -> None:  # fmt: skip
+    """out = (x + bias) · scale where x + bias >= 0, else (x + bias) · negativeSlope · scale.
+
+    Constraints (experimental/activation/fused_bias_leaky_relu, aclnnFusedBiasLeakyRelu): x and bias FLOAT/FLOAT16
+    of one dtype and one shape (no broadcast); out their dtype and shape."""
+    s = wide(x) + wide(bias)
+    kind = s.dtype.type
+    store(out, np.where(s >= 0, s * kind(scale), s * kind(negativeSlope) * kind(scale)))
+
+
 def _add_relu(a: Any, b: Any) -> Any:
     return np.maximum(np.add(a, b), 0)
 
@@ -87,4 +131,8 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
         "InplaceAddRelu", _add_relu, "max(selfRef + alpha · other, 0)", x="selfRef", out="selfRef", scaled=True
     ),
     "Shrink": shrink,
+    "HardsigmoidV2": hardsigmoid_v2,
+    "InplaceHardsigmoidV2": inplace_hardsigmoid_v2,
+    "FastGeluV2": fast_gelu_v2,
+    "FusedBiasLeakyRelu": fused_bias_leaky_relu,
 }

@@ -40,6 +40,19 @@ CASES = [
     Case("Shrink", {"self": In(S, F16), "lambd": Scalar(0.5), "bias": Scalar(0.25), "out": Out(S, F16)},
          lambda **v: {"out": np.where(v["self"] > 0.5, v["self"] - 0.25,
                                       np.where(v["self"] < -0.5, v["self"] + 0.25, 0.0))}),
+    Case("HardsigmoidV2", {"self": In(S, low=-4.0, high=4.0), "out": Out(S)},
+         lambda **v: {"out": np.clip(v["self"] / 6 + 0.5, 0, 1)}),
+    Case("HardsigmoidV2", {"self": In(S, I32, values=np.arange(15).reshape(S) - 7), "out": Out(S, I32)},
+         lambda **v: {"out": (v["self"] >= 3).astype(np.int64)}, name="HardsigmoidV2-int"),
+    Case("InplaceHardsigmoidV2", {"self": Ref(S, F16)}, lambda **v: {"self": np.clip(v["self"] / 6 + 0.5, 0, 1)}),
+    Case("FastGeluV2", {"x": In(S, low=-3.0, high=3.0), "out": Out(S)},
+         lambda **v: {"out": v["x"] * (np.sign(v["x"] + 1e-12) * (-0.1444 * (np.minimum(np.abs(0.7071 * v["x"]), 1.769)
+                                                                            - 1.769) ** 2 + 0.5) + 0.5)},
+         ulps=8, atol=1e-6),
+    Case("FusedBiasLeakyRelu", {"x": In(S, F16), "bias": In(S, F16), "negativeSlope": 0.2, "scale": 1.414213562373,
+                                "out": Out(S, F16)},
+         lambda **v: {"out": np.where(v["x"] + v["bias"] >= 0, 1.414213562373, 0.2 * 1.414213562373)
+                      * (v["x"] + v["bias"])}),
 ]  # fmt: skip
 
 
