@@ -323,7 +323,7 @@ def _digamma(x: float) -> float:
 REFERENCES["Digamma"] = lambda a: {"out": np.vectorize(_digamma, otypes=[np.float64])(f64(a["self"]))}
 
 REFERENCES["FastGelu"] = lambda a: {"out": f64(a["self"]) / (1 + np.exp(-1.702 * f64(a["self"])))}
-REFERENCES["LogSigmoid"] = lambda a: {"out": -np.logaddexp(0.0, -f64(a["self"]))}
+REFERENCES["LogSigmoid"] = REFERENCES["LogSigmoidForward"] = lambda a: {"out": -np.logaddexp(0.0, -f64(a["self"]))}
 REFERENCES["Heaviside"] = lambda a: {"out": np.heaviside(f64(a["input"]), f64(a["values"]))}
 
 

@@ -92,6 +92,7 @@ ADD_RELU: Final = HALVES | INTS
 TABLE: Final[dict[str, Row]] = {
     "FastGelu": Checked(_same, doc="ops-nn activation/fast_gelu, aclnnFastGelu"),
     "LogSigmoid": Checked(_same, doc="ops-nn activation/log_sigmoid, aclnnLogSigmoid"),
+    "LogSigmoidForward": Checked(_same, doc="ops-nn activation/log_sigmoid, aclnnLogSigmoidForward (buffer unused)"),
     "Heaviside": Checked(_heaviside, doc="ops-nn activation/heaviside, aclnnHeaviside"),
     "Threshold": Checked(_threshold, doc="ops-nn activation/threshold, aclnnThreshold"),
     "InplaceThreshold": Checked(_threshold, doc="ops-nn activation/threshold, aclnnInplaceThreshold"),

@@ -32,6 +32,11 @@ def log_sigmoid(self: Array, out: Array, workspace: Array | None) -> None:
     store(out, -np.logaddexp(x.dtype.type(0), -x))
 
 
+def log_sigmoid_forward(self: Array, out: Array, buffer: Array, workspace: Array | None) -> None:
+    """out = LogSigmoid(self); buffer, which the documentation reserves ("unused for now"), is left as it is."""
+    log_sigmoid(self, out, workspace)
+
+
 def heaviside(input: Array, values: Array, out: Array, workspace: Array | None) -> None:
     """out = 0 where input < 0, values where input == 0, 1 where input > 0, broadcasting (torch.heaviside; NaN
     input stays NaN).
@@ -123,6 +128,7 @@ def _add_relu(a: Any, b: Any) -> Any:
 FUNCTIONS: dict[str, Callable[..., None]] = {
     "FastGelu": fast_gelu,
     "LogSigmoid": log_sigmoid,
+    "LogSigmoidForward": log_sigmoid_forward,
     "Heaviside": heaviside,
     "Threshold": threshold_,
     "InplaceThreshold": inplace_threshold,

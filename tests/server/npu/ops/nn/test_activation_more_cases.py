@@ -24,6 +24,8 @@ CASES = [
          lambda **v: {"out": v["self"] / (1 + np.exp(-1.702 * v["self"]))}, name="FastGelu-bf16"),
     Case("LogSigmoid", {"self": In(S, low=-30.0, high=30.0), "out": Out(S)},
          lambda **v: {"out": -np.log1p(np.exp(-v["self"]))}, ulps=4, atol=1e-7),
+    Case("LogSigmoidForward", {"self": In(S, BF16), "out": Out(S, BF16), "buffer": Out(S)},
+         lambda **v: {"out": -np.logaddexp(0, -v["self"])}, skip=("buffer",)),
     Case("Heaviside", {"input": In(S, F16, values=np.arange(15).reshape(S) % 3 - 1), "values": In((5,), F16),
                        "out": Out(S, F16)},
          lambda **v: {"out": np.heaviside(v["input"], v["values"])}),
