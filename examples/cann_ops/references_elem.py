@@ -376,3 +376,27 @@ def _fused_bias_leaky_relu(args: Args) -> dict[str, np.ndarray]:
 
 
 REFERENCES["FusedBiasLeakyRelu"] = _fused_bias_leaky_relu
+
+
+def _add_v3(args: Args) -> dict[str, np.ndarray]:
+    """A scalar plus alpha times the tensor other (into out, or into other in place)."""
+    first = float(args["self"] if "self" in args else args["selfRef"])
+    return {"out" if "out" in args else "other": first + float(args["alpha"]) * f64(args["other"])}
+
+
+REFERENCES["AddV3"] = REFERENCES["InplaceAddV3"] = _add_v3
+
+
+def _extreme_n(pick: Callable[[Any, Any], Any]) -> Reference:
+    def compute(args: Args) -> dict[str, np.ndarray]:
+        values = [f64(t) for t in args["tensors"]]
+        result = values[0]
+        for value in values[1:]:
+            result = pick(result, value)
+        return {"out": result}
+
+    return compute
+
+
+REFERENCES["MaxN"] = _extreme_n(np.maximum)
+REFERENCES["MinN"] = _extreme_n(np.minimum)

@@ -30,6 +30,7 @@ from proto.aclnn.rules.base import (
     scalar,
     shape_str,
     tensor,
+    tensors,
     wrap_dim,
 )
 from proto.aclnn.rules.elementwise import Binary
@@ -44,6 +45,8 @@ NAN_TO_NUM: Final = INTS | HALVES | {DT.ACL_BOOL}
 REMAINDER: Final = frozenset({DT.ACL_INT32, DT.ACL_INT64}) | FLOATS
 ROUNDED: Final = FLOATS | {DT.ACL_INT32, DT.ACL_INT64}
 GAMMA: Final = frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_DOUBLE})
+ADD_V3: Final = frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_INT32, DT.ACL_INT8, DT.ACL_BF16})
+EXTREME_N: Final = HALVES | {DT.ACL_INT8, DT.ACL_INT32, DT.ACL_INT64}
 SQUARE: Final = HALVES | {DT.ACL_INT32, DT.ACL_INT64}
 REAL: Final = {DT.ACL_FLOAT: DT.ACL_FLOAT, DT.ACL_FLOAT16: DT.ACL_FLOAT16, DT.ACL_COMPLEX64: DT.ACL_FLOAT,
                DT.ACL_COMPLEX128: DT.ACL_DOUBLE}  # fmt: skip
@@ -276,6 +279,34 @@ def _gamma(args: Args) -> None:
     check_out(args, "out", x.data_type, x.view_dims, exact=True)
 
 
+def _add_v3(args: Args) -> None:
+    """AddV3 (out = self + alpha · other, self a scalar) and InplaceAddV3 (other written)."""
+    x, other = scalar(args, "self" if "self" in args else "selfRef"), tensor(args, "other")
+    require_dtype("other", other.data_type, ADD_V3)
+    dtype = dtypes.promote_with_scalar(other.data_type, x.data_type)
+    if dtype is None or dtype not in ADD_V3:
+        raise OpArgError(f"other has dtype {dtypes.name(other.data_type)}, which does not promote with the scalar "
+                         f"{dtypes.name(x.data_type)} to a supported dtype")  # fmt: skip
+    alpha = scalar(args, "alpha")
+    if not dtypes.can_cast(alpha.data_type, dtype):
+        raise OpArgError(
+            f"alpha has dtype {dtypes.name(alpha.data_type)}, which cannot be cast to {dtypes.name(dtype)}"
+        )
+    check_out(args, "out" if "out" in args else "other", dtype, other.view_dims, ADD_V3)
+
+
+def _extreme_n(args: Args) -> None:
+    """MaxN, MinN: one dtype across the list and out, shapes that broadcast to out's."""
+    found = tensors(args, "tensors")
+    if not found:
+        raise OpArgError("tensors is empty; it must hold at least one tensor")
+    named = [(f"tensors[{i}]", t) for i, t in enumerate(found)]
+    for name, t in named:
+        require_dtype(name, t.data_type, EXTREME_N)
+        require_same_dtype(name, t, "tensors[0]", found[0])
+    check_out(args, "out", found[0].data_type, broadcast_all(*named), exact=True)
+
+
 def _twin(name: str) -> Twin:
     base, first, source = TWINS[name]
     table = {**pointwise.TABLE, **activation.TABLE, **creation.TABLE}
@@ -350,4 +381,8 @@ TABLE: Final[dict[str, Row]] = {
     "Complex": Checked(_complex, doc="ops-math math/complex, aclnnComplex"),
     "Lgamma": Checked(_gamma, doc="ops-math math/lgamma, aclnnLgamma"),
     "Digamma": Checked(_gamma, doc="ops-math math/digamma, aclnnDigamma"),
+    "AddV3": Checked(_add_v3, doc="ops-math math/add, aclnnAddV3"),
+    "InplaceAddV3": Checked(_add_v3, doc="ops-math math/add, aclnnInplaceAddV3"),
+    "MaxN": Checked(_extreme_n, doc="ops-math math/maximum, aclnnMaxN"),
+    "MinN": Checked(_extreme_n, doc="ops-math math/minimum, aclnnMinN"),
 }

@@ -314,6 +314,31 @@ def complex_(real: Array, imag: Array, out: Array, workspace: Array | None) -> N
     np.copyto(out, result)
 
 
+def _extreme_n(name: str, pick: Callable[[Any, Any], Any]) -> Callable[..., None]:
+    def kernel(tensors: list[Array], out: Array, workspace: Array | None) -> None:
+        values = [wide(t) if is_float(t.dtype) else t for t in tensors]
+        result = values[0]
+        for v in values[1:]:
+            result = pick(result, v)  # NaN propagates, as torch.maximum/minimum
+        store(out, np.broadcast_to(result, out.shape))
+
+    kernel.__name__ = name
+    kernel.__doc__ = (
+        f"out = the elementwise {pick.__name__} of the list, broadcasting. Constraints (math/maximum|minimum, "
+        "aclnnMaxN/aclnnMinN): tensors of one dtype (FLOAT/FLOAT16/BFLOAT16/INT8/INT32/INT64) that broadcast; out "
+        "their dtype and the broadcast shape."
+    )
+    return kernel
+
+
+_ADD_V3 = binary("AddV3", np.add, "self + alpha · other (self a scalar)", scaled=True)
+
+
+def inplace_add_v3(selfRef: Any, other: Array, alpha: Any, workspace: Array | None) -> None:
+    """other = selfRef + alpha · other, selfRef a scalar (aclnnInplaceAddV3 writes its tensor, other)."""
+    _ADD_V3(self=selfRef, other=other, alpha=alpha, out=other, workspace=workspace)
+
+
 _B = binary
 FUNCTIONS: dict[str, Callable[..., None]] = {
     "BitwiseAndTensor": _B("BitwiseAndTensor", np.bitwise_and, "self & other"),
@@ -359,4 +384,8 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "IsInTensorScalar": is_in_tensor_scalar,
     "Equal": equal,
     "Complex": complex_,
+    "AddV3": _ADD_V3,
+    "InplaceAddV3": inplace_add_v3,
+    "MaxN": _extreme_n("max_n", np.maximum),
+    "MinN": _extreme_n("min_n", np.minimum),
 }

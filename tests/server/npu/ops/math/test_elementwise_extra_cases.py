@@ -16,7 +16,24 @@ import proto.aclnn as nn
 from proto.constants import aclDataType
 from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
 from tests.proto.aclnn_kit import scalar, tensor
-from tests.server.npu.ops.opcases import BF16, BOOL, F16, F32, F64, I8, I32, I64, U8, Case, In, Out, Ref, Scalar, run
+from tests.server.npu.ops.opcases import (
+    BF16,
+    BOOL,
+    F16,
+    F32,
+    F64,
+    I8,
+    I32,
+    I64,
+    U8,
+    Case,
+    In,
+    List,
+    Out,
+    Ref,
+    Scalar,
+    run,
+)
 
 C64, C128 = aclDataType.ACL_COMPLEX64, aclDataType.ACL_COMPLEX128
 
@@ -133,6 +150,14 @@ CASES = [
          lambda **v: {"out": _digamma(v["self"])}, ulps=4, atol=1e-6),
     Case("Digamma", {"self": In(S, F16, low=0.2, high=30.0), "out": Out(S, F16)},
          lambda **v: {"out": _digamma(v["self"])}, atol=1e-3, name="Digamma-f16"),
+    Case("AddV3", {"self": Scalar(1.5), "other": In(S, F16), "alpha": Scalar(-2.0), "out": Out(S, F16)},
+         lambda **v: {"out": 1.5 - 2.0 * v["other"]}),
+    Case("InplaceAddV3", {"selfRef": Scalar(3, I32), "other": Ref(S, I32), "alpha": Scalar(2, I32)},
+         lambda **v: {"other": 3 + 2 * v["other"]}),
+    Case("MaxN", {"tensors": List((In(S), In((5,)), In((3, 1)))), "out": Out(S)},
+         lambda **v: {"out": np.maximum(np.maximum(v["tensors"][0], v["tensors"][1]), v["tensors"][2])}),
+    Case("MinN", {"tensors": List((In(S, I64), In(S, I64))), "out": Out(S, I64)},
+         lambda **v: {"out": np.minimum(v["tensors"][0], v["tensors"][1])}),
     Case("Xlog1py", {"x": In(S, values=np.where(np.arange(15) % 3 == 0, 0, np.arange(15) / 3).reshape(S)),
                      "y": In((5,), positive=True), "z": Out(S)},
          lambda **v: {"z": np.where(v["x"] == 0, 0.0, v["x"] * np.log1p(v["y"]))}, ulps=4),
@@ -203,6 +228,14 @@ def test_the_extra_operators_refuse_what_their_documentation_refuses() -> None:
     refused(
         lambda: nn.aclnnRoundDecimalsGetWorkspaceSize(_t(2, dtype=I8), 1, _t(2, dtype=I8)),
         "self has dtype ACL_INT8; supported: ACL_BF16, ACL_DOUBLE, ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT64",
+    )
+    refused(
+        lambda: nn.aclnnMaxNGetWorkspaceSize(nn.aclCreateTensorList([_t(2), _t(2, dtype=F16)]), _t(2)),
+        "tensors[1] has dtype ACL_FLOAT16; it must have tensors[0]'s dtype ACL_FLOAT",
+    )
+    refused(
+        lambda: nn.aclnnAddV3GetWorkspaceSize(scalar(1.0), _t(2, dtype=I64), scalar(1.0), _t(2, dtype=I64)),
+        "other has dtype ACL_INT64; supported: ACL_BF16, ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT8",
     )
     refused(
         lambda: nn.aclnnComplexGetWorkspaceSize(_t(2), _t(2, dtype=F16), _t(2, dtype=C64)),
