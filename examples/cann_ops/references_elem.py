@@ -251,3 +251,152 @@ REFERENCES["Square"] = lambda a: {"out": f64(a["self"]) ** 2}
 REFERENCES["Xlog1py"] = lambda a: {
     "z": np.where((f64(a["x"]) == 0) & ~np.isnan(f64(a["y"])), 0.0, f64(a["x"]) * np.log1p(f64(a["y"])))
 }
+
+
+def _round_decimals(args: Args) -> dict[str, np.ndarray]:
+    """Half to even at `decimals` places (torch.round with decimals)."""
+    x, places = f64(_first(args)), int(args["decimals"])
+    scale = 10.0 ** abs(places)
+    return {_target(args): np.round(x * scale) / scale if places >= 0 else np.round(x / scale) * scale}
+
+
+REFERENCES["RoundDecimals"] = REFERENCES["InplaceRoundDecimals"] = _round_decimals
+
+
+def _div_mod(args: Args) -> dict[str, np.ndarray]:
+    """self / other, then nothing (mode 0), toward zero (1) or down (2)."""
+    with np.errstate(all="ignore"):
+        quotient = f64(_first(args)) / f64(args["other"])
+    mode = int(args["mode"])
+    return {_target(args): quotient if mode == 0 else np.trunc(quotient) if mode == 1 else np.floor(quotient)}
+
+
+for _name in ("DivMod", "DivMods", "InplaceDivMod", "InplaceDivMods"):
+    REFERENCES[_name] = _div_mod
+
+
+def _is_in(args: Args) -> dict[str, np.ndarray]:
+    """IsInTensorScalar: each element equal to the test element; IsInScalarTensor: the element among the test
+    elements (one bool). invert negates."""
+    if "testElements" in args:
+        found = np.asarray(bool(np.any(f64(args["testElements"]) == float(args["element"]))))
+    else:
+        found = f64(args["element"]) == float(args["testElement"])
+    return {"out": ~found if args["invert"] else found}
+
+
+REFERENCES["IsInScalarTensor"] = REFERENCES["IsInTensorScalar"] = _is_in
+REFERENCES["Equal"] = lambda a: {
+    "out": np.array([np.shape(a["self"]) == np.shape(a["other"]) and bool(np.all(f64(a["self"]) == f64(a["other"])))])
+}
+REFERENCES["Complex"] = lambda a: {"out": f64(a["real"]) + 1j * f64(a["imag"])}
+
+
+def _log_gamma(x: float) -> float:
+    """log|Γ(x)| through math.gamma (Euler's reflection below 0.5, the recurrence above 150)."""
+    if not math.isfinite(x):
+        return math.inf if not math.isnan(x) else math.nan
+    if x <= 0 and x == math.floor(x):
+        return math.inf
+    if x < 0.5:
+        return math.log(math.pi / abs(math.sin(math.pi * x))) - _log_gamma(1 - x)
+    shift = 0.0
+    while x > 150:
+        x -= 1
+        shift += math.log(x)
+    return math.log(math.gamma(x)) + shift
+
+
+REFERENCES["Lgamma"] = lambda a: {"out": np.vectorize(_log_gamma, otypes=[np.float64])(f64(a["self"]))}
+
+
+def _digamma(x: float) -> float:
+    """ψ(x) as the derivative of log Γ, by Richardson-extrapolated central differences."""
+    if x <= 0 and x == math.floor(x):
+        return -math.inf if x == 0 else math.nan
+    h = 1e-3 * max(1.0, abs(x))
+    d1 = (_log_gamma(x + h) - _log_gamma(x - h)) / (2 * h)
+    d2 = (_log_gamma(x + h / 2) - _log_gamma(x - h / 2)) / h
+    return (4 * d2 - d1) / 3
+
+
+REFERENCES["Digamma"] = lambda a: {"out": np.vectorize(_digamma, otypes=[np.float64])(f64(a["self"]))}
+
+REFERENCES["FastGelu"] = lambda a: {"out": f64(a["self"]) / (1 + np.exp(-1.702 * f64(a["self"])))}
+REFERENCES["LogSigmoid"] = REFERENCES["LogSigmoidForward"] = lambda a: {"out": -np.logaddexp(0.0, -f64(a["self"]))}
+REFERENCES["Heaviside"] = lambda a: {"out": np.heaviside(f64(a["input"]), f64(a["values"]))}
+
+
+def _threshold(args: Args) -> dict[str, np.ndarray]:
+    x = f64(_first(args))
+    return {_target(args): np.where(x > float(args["threshold"]), x, float(args["value"]))}
+
+
+REFERENCES["Threshold"] = REFERENCES["InplaceThreshold"] = _threshold
+
+
+def _add_relu(args: Args) -> dict[str, np.ndarray]:
+    return {_target(args): np.maximum(f64(_first(args)) + float(args["alpha"]) * f64(args["other"]), 0.0)}
+
+
+REFERENCES["AddRelu"] = REFERENCES["InplaceAddRelu"] = _add_relu
+
+
+def _shrink(args: Args) -> dict[str, np.ndarray]:
+    x, lambd, bias = f64(args["self"]), float(args["lambd"]), float(args["bias"])
+    return {"out": np.where(x > lambd, x - bias, np.where(x < -lambd, x + bias, 0.0))}
+
+
+REFERENCES["Shrink"] = _shrink
+
+
+def _hardsigmoid_v2(args: Args) -> dict[str, np.ndarray]:
+    source = np.asarray(args["self"])
+    if source.dtype.kind in "iu":  # the integer path: 1 from 3 up, else 0
+        return {_target(args): (source >= 3).astype(np.float64)}
+    return {_target(args): np.clip(f64(source) / 6 + 0.5, 0.0, 1.0)}
+
+
+REFERENCES["HardsigmoidV2"] = REFERENCES["InplaceHardsigmoidV2"] = _hardsigmoid_v2
+
+
+def _fast_gelu_v2(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["x"])
+    sign = np.where(x + 1e-12 >= 0, 1.0, -1.0)
+    return {"out": x * (sign * (-0.1444 * (np.minimum(np.abs(0.7071 * x), 1.769) - 1.769) ** 2 + 0.5) + 0.5)}
+
+
+REFERENCES["FastGeluV2"] = _fast_gelu_v2
+
+
+def _fused_bias_leaky_relu(args: Args) -> dict[str, np.ndarray]:
+    s = f64(args["x"]) + f64(args["bias"])
+    slope, scale = float(args["negativeSlope"]), float(args["scale"])
+    return {"out": np.where(s >= 0, s, slope * s) * scale}
+
+
+REFERENCES["FusedBiasLeakyRelu"] = _fused_bias_leaky_relu
+
+
+def _add_v3(args: Args) -> dict[str, np.ndarray]:
+    """A scalar plus alpha times the tensor other (into out, or into other in place)."""
+    first = float(args["self"] if "self" in args else args["selfRef"])
+    return {"out" if "out" in args else "other": first + float(args["alpha"]) * f64(args["other"])}
+
+
+REFERENCES["AddV3"] = REFERENCES["InplaceAddV3"] = _add_v3
+
+
+def _extreme_n(pick: Callable[[Any, Any], Any]) -> Reference:
+    def compute(args: Args) -> dict[str, np.ndarray]:
+        values = [f64(t) for t in args["tensors"]]
+        result = values[0]
+        for value in values[1:]:
+            result = pick(result, value)
+        return {"out": result}
+
+    return compute
+
+
+REFERENCES["MaxN"] = _extreme_n(np.maximum)
+REFERENCES["MinN"] = _extreme_n(np.minimum)

@@ -18,6 +18,7 @@ from proto.aclnn.entry import Row
 from proto.aclnn.registry import OPS
 from proto.aclnn.rules import (
     activation,
+    activation_more,
     attention,
     creation,
     elementwise,
@@ -43,6 +44,7 @@ FAMILIES: Final = (
     shape,
     creation,
     activation,
+    activation_more,
     index,
     matmul,
     norm,

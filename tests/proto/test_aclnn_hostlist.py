@@ -200,16 +200,16 @@ def test_a_destroyed_member_of_a_remembered_list_is_refused() -> None:
 
 
 def test_an_operator_vnpu_does_not_implement_checks_its_arguments_then_is_561003() -> None:
-    decl = nn.OPS["Digamma"]
+    decl = nn.OPS["Ndtri"]
     assert decl.tier in ("declared", "ruled") and not decl.implemented
     with pytest.raises(AclError) as null:
-        nn.aclnnDigammaGetWorkspaceSize(None, tensor([2]))
+        nn.aclnnNdtriGetWorkspaceSize(None, tensor([2]))
     assert null.value.code == ACLNN_ERR_PARAM_NULLPTR
     with pytest.raises(AclError) as missing:
-        nn.aclnnDigammaGetWorkspaceSize(tensor([2]), tensor([2]))
+        nn.aclnnNdtriGetWorkspaceSize(tensor([2]), tensor([2]))
     assert missing.value.code == ACLNN_ERR_INNER_FIND_KERNEL
-    assert missing.value.message == "vnpu does not implement aclnnDigamma yet"
-    assert missing.value.api == "aclnnDigammaGetWorkspaceSize"
+    assert missing.value.message == "vnpu does not implement aclnnNdtri yet"
+    assert missing.value.api == "aclnnNdtriGetWorkspaceSize"
 
 
 def test_every_catalog_operator_is_declared_with_its_c_prototype() -> None:

@@ -30,6 +30,7 @@ from proto.aclnn.rules.base import (
     scalar,
     shape_str,
     tensor,
+    tensors,
     wrap_dim,
 )
 from proto.aclnn.rules.elementwise import Binary
@@ -42,6 +43,10 @@ SHIFTS: Final = INTS | WIDE_UNSIGNED
 COMPLEX: Final = frozenset({DT.ACL_COMPLEX64, DT.ACL_COMPLEX128})
 NAN_TO_NUM: Final = INTS | HALVES | {DT.ACL_BOOL}
 REMAINDER: Final = frozenset({DT.ACL_INT32, DT.ACL_INT64}) | FLOATS
+ROUNDED: Final = FLOATS | {DT.ACL_INT32, DT.ACL_INT64}
+GAMMA: Final = frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_DOUBLE})
+ADD_V3: Final = frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_INT32, DT.ACL_INT8, DT.ACL_BF16})
+EXTREME_N: Final = HALVES | {DT.ACL_INT8, DT.ACL_INT32, DT.ACL_INT64}
 SQUARE: Final = HALVES | {DT.ACL_INT32, DT.ACL_INT64}
 REAL: Final = {DT.ACL_FLOAT: DT.ACL_FLOAT, DT.ACL_FLOAT16: DT.ACL_FLOAT16, DT.ACL_COMPLEX64: DT.ACL_FLOAT,
                DT.ACL_COMPLEX128: DT.ACL_DOUBLE}  # fmt: skip
@@ -220,6 +225,88 @@ def _xlog1py(args: Args) -> None:
     check_out(args, "z", x.data_type, broadcast_all(("x", x), ("y", y)), exact=True)
 
 
+def _round_decimals(args: Args) -> None:
+    first = "self" if "self" in args else "selfRef"
+    x = tensor(args, first)
+    require_dtype(first, x.data_type, ROUNDED)
+    if first == "self":
+        check_out(args, "out", x.data_type, x.view_dims, ROUNDED, exact=True)
+
+
+def _div_mod(args: Args) -> None:
+    """DivMod(s) and their twins: Div's checks, and mode 0 (true division), 1 (trunc) or 2 (floor)."""
+    first = "self" if "self" in args else "selfRef"
+    mode = args["mode"]
+    if mode not in (0, 1, 2):
+        raise OpArgError(f"mode is {mode}; it must be 0 (true division), 1 (trunc) or 2 (floor)")
+    Binary(first=first, out="out" if first == "self" else first, true_div=mode == 0).check(args)
+
+
+def _is_in(args: Args) -> None:
+    """IsInScalarTensor (element a scalar: out a 0-D BOOL, whether it is among testElements) and IsInTensorScalar
+    (element a tensor: out its shape)."""
+    scalar_first = isinstance(args["element"], aclScalar)
+    tensor_name, scalar_name = ("testElements", "element") if scalar_first else ("element", "testElement")
+    t, value = tensor(args, tensor_name), scalar(args, scalar_name)
+    require_dtype(tensor_name, t.data_type, ALL | {DT.ACL_UINT16})
+    if dtypes.promote_with_scalar(t.data_type, value.data_type) is None:
+        raise OpArgError(f"{scalar_name} has dtype {dtypes.name(value.data_type)}, which cannot be promoted with "
+                         f"{tensor_name}'s {dtypes.name(t.data_type)}")  # fmt: skip
+    check_out(args, "out", DT.ACL_BOOL, () if scalar_first else t.view_dims, frozenset({DT.ACL_BOOL}))
+
+
+def _equal(args: Args) -> None:
+    a, b = tensor(args, "self"), tensor(args, "other")
+    require_dtype("self", a.data_type, ALL | WIDE_UNSIGNED)
+    require_dtype("other", b.data_type, ALL | WIDE_UNSIGNED)
+    if dtypes.promote_types(a.data_type, b.data_type) is None:
+        raise OpArgError(f"other has dtype {dtypes.name(b.data_type)}, which cannot be promoted with self's "
+                         f"{dtypes.name(a.data_type)}")  # fmt: skip
+    check_out(args, "out", DT.ACL_BOOL, (1,), frozenset({DT.ACL_BOOL}))
+
+
+def _complex(args: Args) -> None:
+    re_, im = tensor(args, "real"), tensor(args, "imag")
+    require_dtype("real", re_.data_type, frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_DOUBLE}))
+    require_same_dtype("imag", im, "real", re_)
+    dtype = DT.ACL_COMPLEX128 if re_.data_type == DT.ACL_DOUBLE else DT.ACL_COMPLEX64
+    check_out(args, "out", dtype, broadcast_all(("real", re_), ("imag", im)), COMPLEX, exact=True)
+
+
+def _gamma(args: Args) -> None:
+    x = tensor(args, "self")
+    require_dtype("self", x.data_type, GAMMA)
+    check_out(args, "out", x.data_type, x.view_dims, exact=True)
+
+
+def _add_v3(args: Args) -> None:
+    """AddV3 (out = self + alpha · other, self a scalar) and InplaceAddV3 (other written)."""
+    x, other = scalar(args, "self" if "self" in args else "selfRef"), tensor(args, "other")
+    require_dtype("other", other.data_type, ADD_V3)
+    dtype = dtypes.promote_with_scalar(other.data_type, x.data_type)
+    if dtype is None or dtype not in ADD_V3:
+        raise OpArgError(f"other has dtype {dtypes.name(other.data_type)}, which does not promote with the scalar "
+                         f"{dtypes.name(x.data_type)} to a supported dtype")  # fmt: skip
+    alpha = scalar(args, "alpha")
+    if not dtypes.can_cast(alpha.data_type, dtype):
+        raise OpArgError(
+            f"alpha has dtype {dtypes.name(alpha.data_type)}, which cannot be cast to {dtypes.name(dtype)}"
+        )
+    check_out(args, "out" if "out" in args else "other", dtype, other.view_dims, ADD_V3)
+
+
+def _extreme_n(args: Args) -> None:
+    """MaxN, MinN: one dtype across the list and out, shapes that broadcast to out's."""
+    found = tensors(args, "tensors")
+    if not found:
+        raise OpArgError("tensors is empty; it must hold at least one tensor")
+    named = [(f"tensors[{i}]", t) for i, t in enumerate(found)]
+    for name, t in named:
+        require_dtype(name, t.data_type, EXTREME_N)
+        require_same_dtype(name, t, "tensors[0]", found[0])
+    check_out(args, "out", found[0].data_type, broadcast_all(*named), exact=True)
+
+
 def _twin(name: str) -> Twin:
     base, first, source = TWINS[name]
     table = {**pointwise.TABLE, **activation.TABLE, **creation.TABLE}
@@ -282,4 +369,20 @@ TABLE: Final[dict[str, Row]] = {
     "RemainderScalarTensor": Checked(_remainder_scalar_tensor, doc="ops-math math/floor_mod"),
     "Square": Checked(_square, doc="ops-math math/square, aclnnSquare"),
     "Xlog1py": Checked(_xlog1py, doc="ops-math math/xlog1py, aclnnXlog1py"),
+    "RoundDecimals": Checked(_round_decimals, doc="ops-math math/round, aclnnRoundDecimals"),
+    "InplaceRoundDecimals": Checked(_round_decimals, doc="ops-math math/round, aclnnInplaceRoundDecimals"),
+    **{
+        name: Checked(_div_mod, doc="ops-math math/div, aclnnDivMod(s)")
+        for name in ("DivMod", "DivMods", "InplaceDivMod", "InplaceDivMods")
+    },
+    "IsInScalarTensor": Checked(_is_in, doc="ops-math math/equal, aclnnIsInScalarTensor"),
+    "IsInTensorScalar": Checked(_is_in, doc="ops-math math/equal, aclnnIsInTensorScalar"),
+    "Equal": Checked(_equal, doc="ops-math math/tensor_equal, aclnnEqual"),
+    "Complex": Checked(_complex, doc="ops-math math/complex, aclnnComplex"),
+    "Lgamma": Checked(_gamma, doc="ops-math math/lgamma, aclnnLgamma"),
+    "Digamma": Checked(_gamma, doc="ops-math math/digamma, aclnnDigamma"),
+    "AddV3": Checked(_add_v3, doc="ops-math math/add, aclnnAddV3"),
+    "InplaceAddV3": Checked(_add_v3, doc="ops-math math/add, aclnnInplaceAddV3"),
+    "MaxN": Checked(_extreme_n, doc="ops-math math/maximum, aclnnMaxN"),
+    "MinN": Checked(_extreme_n, doc="ops-math math/minimum, aclnnMinN"),
 }

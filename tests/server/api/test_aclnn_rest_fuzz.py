@@ -107,21 +107,21 @@ async def test_every_operator_launched_over_the_websocket_with_random_descriptio
 
 
 async def test_an_unimplemented_operator_is_561003_and_an_unknown_one_404(http: httpx.AsyncClient) -> None:
-    decl = nn.OPS["Digamma"]
+    decl = nn.OPS["Ndtri"]
     t = {"view_dims": [2], "data_type": "ACL_FLOAT", "strides": [1], "offset": 0, "format": "ACL_FORMAT_ND",
          "storage_dims": [2], "data": 0x12C000000000}  # fmt: skip
     response = await http.post(f"/v1/aclnn/{decl.ws_name}", json={"self": t, "out": t | {"data": 0x12C000001000}})
     error = response.json()["error"]
     assert (response.status_code, error["code"]) == (400, ACLNN_ERR_INNER_FIND_KERNEL)
-    assert error["message"] == "vnpu does not implement aclnnDigamma yet"
+    assert error["message"] == "vnpu does not implement aclnnNdtri yet"
     assert (await http.post("/v1/aclnn/aclnnNopeGetWorkspaceSize", json={})).status_code == 404
     assert (await http.get("/v1/aclnn/aclnnNope")).status_code == 404
-    launch = {"workspace": 0, "workspaceSize": 0, "executor": {"op": "Digamma", "args": {}, "workspace_size": 0},
+    launch = {"workspace": 0, "workspaceSize": 0, "executor": {"op": "Ndtri", "args": {}, "workspace_size": 0},
               "stream": 0}  # fmt: skip
     c = RestCaller(http)
     await c("aclInit", configPath=None)
     await c("aclrtSetDevice", deviceId=0)
-    refused = await http.post("/v1/call/aclnnDigamma", json=launch)
+    refused = await http.post("/v1/call/aclnnNdtri", json=launch)
     assert refused.status_code == 400
 
 

@@ -13,6 +13,7 @@ from server.npu.ops.math import (
     binary,
     compare,
     fill,
+    gamma,
     layout,
     pointwise,
     random,
@@ -25,5 +26,20 @@ from server.npu.ops.math import (
     unary,
 )
 
-MODULES = (compare, fill, pointwise, random, reduce, shape, sort, unary, binary, layout, statistics, special, twins)
+MODULES = (
+    compare,
+    fill,
+    pointwise,
+    random,
+    reduce,
+    shape,
+    sort,
+    unary,
+    binary,
+    layout,
+    statistics,
+    special,
+    gamma,
+    twins,
+)
 FUNCTIONS: dict[str, Callable[..., Any]] = {name: f for module in MODULES for name, f in module.FUNCTIONS.items()}

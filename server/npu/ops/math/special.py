@@ -1,5 +1,7 @@
 """ops-math's bitwise and special elementwise operators: BitwiseAnd/Or/Xor (tensor and scalar), RightShift, Gcd,
-XLogY (three forms), IsClose, NanToNum, Signbit, Real, Polar, LinalgCross, and Erfinv (ops-nn activation/erfinv).
+XLogY (three forms), IsClose, NanToNum, Signbit, Real, Polar, LinalgCross, Lerps, Sinc, IsNegInf/IsPosInf,
+LeftShift(s), LogAddExp(2), Rsub(s), RemainderScalarTensor, Square, Xlog1py, RoundDecimals, DivMod(s), IsIn*, Equal
+and Complex.
 
 Integers compute exactly (in int64, or uint64 for UINT64) and wrap into out; floats compute in float32 (float64
 for DOUBLE) and round once into out. Each kernel's docstring names its constraints (the operator's
@@ -8,14 +10,13 @@ docs/aclnn<Op>.md).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from server.npu.ops.common.errors import invalid
 from server.npu.ops.common.numeric import is_float, store, wide
-from server.npu.ops.erf import erf
 from server.npu.ops.math.binary import binary
 
 Array = np.ndarray
@@ -124,37 +125,6 @@ def linalg_cross(self: Array, other: Array, dim: int, out: Array, workspace: Arr
     store(out, np.cross(a, b, axis=dim % out.ndim))
 
 
-_SQRT_PI_2 = 2 / math.sqrt(math.pi)
-_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-            -0.00417768164, 0.246640727, 1.50140941)  # fmt: skip
-_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-         0.00943887047, 1.00167406, 2.83297682)  # fmt: skip
-
-
-def _erfinv(y: Array) -> Array:
-    """erfinv of a float64 array: M. Giles' single-precision polynomials ("Approximating the erfinv function",
-    2010), then two Newton steps on erf (server.npu.ops.erf) to float64 accuracy; ±1 gives ±inf, |y| > 1 NaN."""
-    with np.errstate(all="ignore"):
-        w = -np.log((1 - y) * (1 + y))
-        central, tail = np.zeros_like(y), np.zeros_like(y)
-        t_central, t_tail = w - 2.5, np.sqrt(w) - 3
-        for c, t in zip(_CENTRAL, _TAIL, strict=True):
-            central, tail = central * t_central + c, tail * t_tail + t
-        x = np.where(w < 5, central, tail) * y
-        for _ in range(2):
-            x = x - (erf(x) - y) / (_SQRT_PI_2 * np.exp(-x * x))
-        x = np.where(np.abs(y) == 1, np.copysign(np.inf, y), x)
-        return np.where(np.abs(y) > 1, np.nan, x)
-
-
-def erfinv(self: Array, out: Array, workspace: Array | None) -> None:
-    """out = erfinv(self), the inverse of erf (computed in float64: it is steep near ±1).
-
-    Constraints (ops-nn activation/erfinv, aclnnErfinv): self FLOAT/FLOAT16/BFLOAT16 or an integer/BOOL dtype
-    (computed as float); out FLOAT/FLOAT16/BFLOAT16 of self's shape."""
-    store(out, _erfinv(self.astype(np.float64)))
-
-
 def _floats(x: Array) -> Array:
     return wide(x) if is_float(x.dtype) else x.astype(np.float32)
 
@@ -248,6 +218,127 @@ def xlog1py(x: Array, y: Array, z: Array, workspace: Array | None) -> None:
         store(z, np.where((a == 0) & ~np.isnan(b), 0, a * np.log1p(b)))
 
 
+def round_decimals(self: Array, decimals: int, out: Array, workspace: Array | None) -> None:
+    """out = self rounded half to even at `decimals` places (negative: to tens, hundreds, ...), as torch.round.
+
+    Constraints (math/round, aclnnRoundDecimals): self FLOAT/FLOAT16/BFLOAT16/DOUBLE/INT32/INT64; out self's dtype and
+    shape. Integers with decimals >= 0 are unchanged."""
+    if not is_float(self.dtype):
+        if decimals >= 0:
+            np.copyto(out, self)
+            return
+        scale = 10 ** (-decimals)
+        store(out, np.round(self.astype(np.float64) / scale) * scale)
+        return
+    x = wide(self)
+    scale = x.dtype.type(10.0 ** abs(decimals))
+    with np.errstate(all="ignore"):
+        store(out, np.round(x * scale) / scale if decimals >= 0 else np.round(x / scale) * scale)
+
+
+def inplace_round_decimals(selfRef: Array, decimals: int, workspace: Array | None) -> None:
+    """selfRef = RoundDecimals(selfRef, decimals)."""
+    round_decimals(selfRef, decimals, selfRef, workspace)
+
+
+def div_mod(self: Any, other: Any, mode: int, out: Array, workspace: Array | None) -> None:
+    """out = self / other (mode 0, true division), rounded toward zero (1) or down (2), broadcasting (torch.div's
+    rounding_mode). Integers divide exactly in modes 1 and 2 (a zero divisor is refused); floats compute in float32.
+
+    Constraints (math/div, aclnnDivMod/aclnnDivMods): self and other real dtypes that promote (other a tensor or a
+    scalar); mode 0, 1 or 2; out the broadcast shape, a dtype the result casts to (a float one for mode 0)."""
+    a, b = np.asarray(self), np.asarray(other)
+    floating = is_float(a.dtype) or is_float(b.dtype) or isinstance(other, float) or mode == 0
+    if not floating:
+        x, y = a.astype(np.int64), b.astype(np.int64)
+        if np.any(y == 0):
+            raise invalid("DivMod", "other", "holds a zero: integer division by zero")
+        quotient = np.floor_divide(x, y)
+        if mode == 1:  # toward zero: floor, then one up where the signs differ and it did not divide exactly
+            quotient = quotient + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0)))
+        store(out, quotient)
+        return
+    dividend = _floats(a)
+    divisor = _floats(b) if isinstance(other, np.ndarray) else dividend.dtype.type(other)
+    with np.errstate(all="ignore"):
+        result = dividend / divisor
+        store(out, result if mode == 0 else np.trunc(result) if mode == 1 else np.floor(result))
+
+
+def inplace_div_mod(selfRef: Array, other: Any, mode: int, workspace: Array | None) -> None:
+    """selfRef = DivMod(selfRef, other, mode)."""
+    div_mod(selfRef, other, mode, selfRef, workspace)
+
+
+def _is_in(element: Any, test: Any, invert: bool, out: Array) -> None:
+    floating = any(isinstance(v, float) or (isinstance(v, np.ndarray) and is_float(v.dtype)) for v in (element, test))
+    a, b = (np.asarray(v).astype(np.float64 if floating else np.int64) for v in (element, test))
+    np.copyto(out, (a != b) if invert else (a == b))
+
+
+def is_in_scalar_tensor(element: Any, testElements: Array, assumeUnique: bool, invert: bool, out: Array,
+                        workspace: Array | None) -> None:  # fmt: skip
+    """out (0-D) = element is among testElements (negated by invert): torch.isin with a scalar element. A NaN
+    element is among nothing.
+
+    Constraints (math/equal, aclnnIsInScalarTensor): testElements any real dtype (UINT16 too), element a scalar that
+    promotes with it; out a 0-D BOOL. assumeUnique changes nothing."""
+    found = np.zeros(testElements.shape, bool)
+    _is_in(element, testElements, False, found)
+    out[...] = bool(found.any()) != invert
+
+
+def is_in_tensor_scalar(element: Array, testElement: Any, assumeUnique: bool, invert: bool, out: Array,
+                        workspace: Array | None) -> None:  # fmt: skip
+    """out = element == testElement (negated by invert): torch.isin with one test element. Constraints
+    (aclnnIsInTensorScalar): as IsInScalarTensor, out element's shape."""
+    _is_in(element, testElement, invert, out)
+
+
+def equal(self: Array, other: Array, out: Array, workspace: Array | None) -> None:
+    """out[0] = self and other have the same shape and equal elements (torch.equal; NaN is not equal).
+
+    Constraints (math/tensor_equal, aclnnEqual): self and other real dtypes that promote (any shapes); out BOOL [1]."""
+    floating = is_float(self.dtype) or is_float(other.dtype)
+    a, b = (t.astype(np.float64 if floating else np.int64) for t in (self, other))
+    out[...] = self.shape == other.shape and bool(np.all(a == b))
+
+
+def complex_(real: Array, imag: Array, out: Array, workspace: Array | None) -> None:
+    """out = real + i · imag, broadcasting (torch.complex).
+
+    Constraints (math/complex, aclnnComplex): real and imag FLOAT/FLOAT16/DOUBLE of one dtype that broadcast; out
+    COMPLEX64 (COMPLEX128 for DOUBLE) of the broadcast shape."""
+    result = np.empty(out.shape, out.dtype)
+    result.real, result.imag = real, imag
+    np.copyto(out, result)
+
+
+def _extreme_n(name: str, pick: Callable[[Any, Any], Any]) -> Callable[..., None]:
+    def kernel(tensors: list[Array], out: Array, workspace: Array | None) -> None:
+        values = [wide(t) if is_float(t.dtype) else t for t in tensors]
+        result = values[0]
+        for v in values[1:]:
+            result = pick(result, v)  # NaN propagates, as torch.maximum/minimum
+        store(out, np.broadcast_to(result, out.shape))
+
+    kernel.__name__ = name
+    kernel.__doc__ = (
+        f"out = the elementwise {pick.__name__} of the list, broadcasting. Constraints (math/maximum|minimum, "
+        "aclnnMaxN/aclnnMinN): tensors of one dtype (FLOAT/FLOAT16/BFLOAT16/INT8/INT32/INT64) that broadcast; out "
+        "their dtype and the broadcast shape."
+    )
+    return kernel
+
+
+_ADD_V3 = binary("AddV3", np.add, "self + alpha · other (self a scalar)", scaled=True)
+
+
+def inplace_add_v3(selfRef: Any, other: Array, alpha: Any, workspace: Array | None) -> None:
+    """other = selfRef + alpha · other, selfRef a scalar (aclnnInplaceAddV3 writes its tensor, other)."""
+    _ADD_V3(self=selfRef, other=other, alpha=alpha, out=other, workspace=workspace)
+
+
 _B = binary
 FUNCTIONS: dict[str, Callable[..., None]] = {
     "BitwiseAndTensor": _B("BitwiseAndTensor", np.bitwise_and, "self & other"),
@@ -268,7 +359,6 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "Real": real,
     "Polar": polar,
     "LinalgCross": linalg_cross,
-    "Erfinv": erfinv,
     "Lerps": lerps,
     "InplaceLerps": inplace_lerps,
     "Sinc": sinc,
@@ -284,4 +374,18 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "RemainderScalarTensor": _B("RemainderScalarTensor", _remainder, "self mod other (divisor's sign)"),
     "Square": square,
     "Xlog1py": xlog1py,
+    "RoundDecimals": round_decimals,
+    "InplaceRoundDecimals": inplace_round_decimals,
+    "DivMod": div_mod,
+    "DivMods": div_mod,
+    "InplaceDivMod": inplace_div_mod,
+    "InplaceDivMods": inplace_div_mod,
+    "IsInScalarTensor": is_in_scalar_tensor,
+    "IsInTensorScalar": is_in_tensor_scalar,
+    "Equal": equal,
+    "Complex": complex_,
+    "AddV3": _ADD_V3,
+    "InplaceAddV3": inplace_add_v3,
+    "MaxN": _extreme_n("max_n", np.maximum),
+    "MinN": _extreme_n("min_n", np.minimum),
 }

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from proto.aclnn.twins import TWINS
-from server.npu.ops.math import binary, compare, layout, pointwise, special, unary
+from server.npu.ops.math import binary, compare, gamma, layout, pointwise, special, unary
 from server.npu.ops.nn import activation_params
 
 Array = np.ndarray
@@ -91,6 +91,6 @@ FUNCTIONS: dict[str, Kernel] = {
     "InplaceXLogYTensor": twin("InplaceXLogYTensor", special.FUNCTIONS["XLogYTensor"], "other"),
     "InplaceXLogYScalarOther": twin("InplaceXLogYScalarOther", special.FUNCTIONS["XLogYScalarOther"], "other"),
     "InplaceNanToNum": twin("InplaceNanToNum", special.FUNCTIONS["NanToNum"], "nan", "posinf", "neginf"),
-    "InplaceErfinv": twin("InplaceErfinv", special.FUNCTIONS["Erfinv"]),
+    "InplaceErfinv": twin("InplaceErfinv", gamma.FUNCTIONS["Erfinv"]),
     **{name: _same_named(name) for name in TWINS},
 }

@@ -12,6 +12,7 @@ from typing import Any
 
 from server.npu.ops.nn import (
     activation,
+    activation_more,
     activation_params,
     grad,
     index_fill,
@@ -28,6 +29,7 @@ from server.npu.ops.nn import (
 
 MODULES = (
     activation,
+    activation_more,
     activation_params,
     grad,
     index_fill,

@@ -74,6 +74,7 @@ CASE_MODULES = (
     "tests.server.npu.ops.transformer.test_transformer_cases",
     "tests.server.npu.ops.math.test_elementwise_more_cases",
     "tests.server.npu.ops.math.test_elementwise_extra_cases",
+    "tests.server.npu.ops.nn.test_activation_more_cases",
 )
 
 
