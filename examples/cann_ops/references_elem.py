@@ -335,13 +335,6 @@ def _threshold(args: Args) -> dict[str, np.ndarray]:
 REFERENCES["Threshold"] = REFERENCES["InplaceThreshold"] = _threshold
 
 
-def _add_relu(args: Args) -> dict[str, np.ndarray]:
-    return {_target(args): np.maximum(f64(_first(args)) + float(args["alpha"]) * f64(args["other"]), 0.0)}
-
-
-REFERENCES["AddRelu"] = REFERENCES["InplaceAddRelu"] = _add_relu
-
-
 def _shrink(args: Args) -> dict[str, np.ndarray]:
     x, lambd, bias = f64(args["self"]), float(args["lambd"]), float(args["bias"])
     return {"out": np.where(x > lambd, x - bias, np.where(x < -lambd, x + bias, 0.0))}

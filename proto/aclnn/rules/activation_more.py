@@ -1,6 +1,6 @@
-"""More of ops-nn's elementwise activations: FastGelu, Heaviside, LogSigmoid, Threshold (and in place), AddRelu (and in
-place), Shrink, and the experimental HardsigmoidV2 (and in place), FastGeluV2, FusedBiasLeakyRelu. Each row is
-checked as its documentation (`activation/<op>/docs/aclnn<Op>.md`) says."""
+"""More of ops-nn's elementwise activations: FastGelu, Heaviside, LogSigmoid, Threshold (and in place), Shrink, and
+the experimental HardsigmoidV2 (and in place), FastGeluV2, FusedBiasLeakyRelu. Each row is checked as its
+documentation (`activation/<op>/docs/aclnn<Op>.md`) says."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from proto.aclnn.rules.base import (
     shape_str,
     tensor,
 )
-from proto.aclnn.rules.elementwise import Binary
 
 HALVES: Final = frozenset({DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16})
 THRESHOLD: Final = HALVES | INTS
@@ -88,7 +87,6 @@ def _fused_bias_leaky_relu(args: Args) -> None:
     check_out(args, "out", x.data_type, x.view_dims, exact=True)
 
 
-ADD_RELU: Final = HALVES | INTS
 TABLE: Final[dict[str, Row]] = {
     "FastGelu": Checked(_same, doc="ops-nn activation/fast_gelu, aclnnFastGelu"),
     "LogSigmoid": Checked(_same, doc="ops-nn activation/log_sigmoid, aclnnLogSigmoid"),
@@ -96,8 +94,6 @@ TABLE: Final[dict[str, Row]] = {
     "Heaviside": Checked(_heaviside, doc="ops-nn activation/heaviside, aclnnHeaviside"),
     "Threshold": Checked(_threshold, doc="ops-nn activation/threshold, aclnnThreshold"),
     "InplaceThreshold": Checked(_threshold, doc="ops-nn activation/threshold, aclnnInplaceThreshold"),
-    "AddRelu": Binary(allowed=ADD_RELU),
-    "InplaceAddRelu": Binary(first="selfRef", out="selfRef", allowed=ADD_RELU),
     "Shrink": Checked(_shrink, doc="ops-nn activation/shrink, aclnnShrink"),
     "HardsigmoidV2": Checked(_hardsigmoid_v2, doc="ops-nn experimental/activation/hard_sigmoid_v2"),
     "InplaceHardsigmoidV2": Checked(_hardsigmoid_v2, doc="ops-nn experimental/activation/hard_sigmoid_v2"),

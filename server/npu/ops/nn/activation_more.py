@@ -1,6 +1,6 @@
-"""More of ops-nn's elementwise activations: FastGelu, Heaviside, LogSigmoid, Threshold (and in place), AddRelu (and in
-place), Shrink, and the experimental HardsigmoidV2 (and in place), FastGeluV2, FusedBiasLeakyRelu. Floats compute in
-float32 and round once into the output; Threshold and AddRelu keep integers exact."""
+"""More of ops-nn's elementwise activations: FastGelu, Heaviside, LogSigmoid, Threshold (and in place), Shrink, and
+the experimental HardsigmoidV2 (and in place), FastGeluV2, FusedBiasLeakyRelu. Floats compute in float32 and round
+once into the output; Threshold keeps integers exact (AddRelu is in `grad`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from server.npu.ops.common.numeric import is_float, store, wide
-from server.npu.ops.math.binary import binary
 
 Array = np.ndarray
 
@@ -121,10 +120,6 @@ def fused_bias_leaky_relu(x: Array, bias: Array, negativeSlope: float, scale: fl
     store(out, np.where(s >= 0, s * kind(scale), s * kind(negativeSlope) * kind(scale)))
 
 
-def _add_relu(a: Any, b: Any) -> Any:
-    return np.maximum(np.add(a, b), 0)
-
-
 FUNCTIONS: dict[str, Callable[..., None]] = {
     "FastGelu": fast_gelu,
     "LogSigmoid": log_sigmoid,
@@ -132,10 +127,6 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "Heaviside": heaviside,
     "Threshold": threshold_,
     "InplaceThreshold": inplace_threshold,
-    "AddRelu": binary("AddRelu", _add_relu, "max(self + alpha · other, 0)", scaled=True),
-    "InplaceAddRelu": binary(
-        "InplaceAddRelu", _add_relu, "max(selfRef + alpha · other, 0)", x="selfRef", out="selfRef", scaled=True
-    ),
     "Shrink": shrink,
     "HardsigmoidV2": hardsigmoid_v2,
     "InplaceHardsigmoidV2": inplace_hardsigmoid_v2,
