@@ -34,6 +34,7 @@ from proto.aclnn.rules.base import (
 )
 from proto.aclnn.rules.matmul import matmul_shape
 from proto.constants import aclDataType, aclFormat
+from proto.errors import ACLNN_ERR_PARAM_NULLPTR
 
 HALF: Final = frozenset({DT.ACL_FLOAT16, DT.ACL_BF16})
 NORM: Final = HALF | {DT.ACL_FLOAT}
@@ -246,7 +247,7 @@ def _k_group(args: Args, x1: aclTensor, x2: aclTensor, m: int, k: int, n: int) -
         raise OpArgError(f"groupSize is {size}; the K-G mode takes [gsM, gsN, gsK] = [0, 0, 256]")
     if k % 256 or k >= 29576:
         raise OpArgError(f"the K-G mode needs k a multiple of 256 below 29576, is {k}")
-    x1_scale, x2_scale, y_offset = tensor(args, "x1Scale"), tensor(args, "x2Scale"), tensor(args, "yOffset")
+    x1_scale, x2_scale, y_offset = (_needed(args, name, "K-G") for name in ("x1Scale", "x2Scale", "yOffset"))
     require_dtype("x1Scale", x1_scale.data_type, frozenset({DT.ACL_FLOAT}))
     require_dtype("x2Scale", x2_scale.data_type, frozenset({DT.ACL_UINT64, DT.ACL_INT64}))
     require_dtype("yOffset", y_offset.data_type, frozenset({DT.ACL_FLOAT}))
@@ -254,6 +255,14 @@ def _k_group(args: Args, x1: aclTensor, x2: aclTensor, m: int, k: int, n: int) -
     require_shape("x2Scale", x2_scale, (k // 256, n), "(k / 256, n)")
     require_shape("yOffset", y_offset, (n,), "(n)")
     require_dtype("out", tensor(args, "out").data_type, frozenset({DT.ACL_FLOAT16, DT.ACL_BF16}))
+
+
+def _needed(args: Args, name: str, mode: str) -> aclTensor:
+    """An optional tensor the mode needs: 161001 naming it when NULL."""
+    found = opt_tensor(args, name)
+    if found is None:
+        raise OpArgError(f"{name} is NULL; the {mode} mode needs it", ACLNN_ERR_PARAM_NULLPTR)
+    return found
 
 
 def _per_block(args: Args, x1: aclTensor, x2: aclTensor, m: int, k: int, n: int) -> None:
@@ -268,7 +277,7 @@ def _per_block(args: Args, x1: aclTensor, x2: aclTensor, m: int, k: int, n: int)
         raise OpArgError("the G-B mode takes transposeX1 false and transposeX2 true")
     if args.get("x2Offset") is not None:
         raise OpArgError("x2Offset must be NULL in the G-B mode")
-    x1_scale, x2_scale = tensor(args, "x1Scale"), tensor(args, "x2Scale")
+    x1_scale, x2_scale = _needed(args, "x1Scale", "G-B"), _needed(args, "x2Scale", "G-B")
     require_dtype("x1Scale", x1_scale.data_type, frozenset({DT.ACL_FLOAT}))
     require_dtype("x2Scale", x2_scale.data_type, frozenset({DT.ACL_FLOAT}))
     size = int_attr(args, "groupSize")

@@ -11,7 +11,7 @@ from aclnn_testkit import FakeMemory
 
 import proto.aclnn as nn
 from proto.constants import aclDataType as DT
-from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
+from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
 from server.npu.ops.common import int4
 from server.npu.ops.common.quant import pack_dequant_scale
 from server.npu.ops.nn import matmul, quant, quant_matmul
@@ -244,3 +244,26 @@ def test_quant_matmul_v5_per_group_modes_phase1(change: dict[str, Any], words: s
     with pytest.raises(AclError) as caught:
         memory.launch(nn.aclnnQuantMatmulV5GetWorkspaceSize, *args, flags["transposeX2"], flags["groupSize"], out)
     assert caught.value.code == ACLNN_ERR_PARAM_INVALID and words in caught.value.message
+
+
+@pytest.mark.parametrize(("mode", "missing"), [("G-B", "x1Scale"), ("G-B", "x2Scale"), ("K-G", "x1Scale")])
+def test_quant_matmul_v5_per_group_modes_name_a_null_scale(mode: str, missing: str) -> None:
+    """A NULL scale in the G-B mode (groupSize given) or the K-G mode (yOffset given) is 161001 naming it -- the
+    rule raised a Python TypeError there, which phase 1 returned as no aclnn status at all."""
+    memory = FakeMemory(np.random.default_rng(3))
+    k_g = mode == "K-G"
+    x1 = memory.tensor(np.ones((2, 512), np.int8), DT.ACL_INT8)
+    x2 = memory.tensor(
+        np.ones((512, 2) if k_g else (256, 512), np.int32 if k_g else np.int8), DT.ACL_INT32 if k_g else DT.ACL_INT8
+    )
+    scales = {"x1Scale": memory.tensor(np.full((2, 1) if k_g else (2, 4), 0.01, np.float32), DT.ACL_FLOAT),
+              "x2Scale": memory.tensor(np.ones((2, 16) if k_g else (2, 4), np.float32), DT.ACL_FLOAT)}  # fmt: skip
+    scales[missing] = None
+    y_offset = memory.tensor(np.zeros(16, np.float32), DT.ACL_FLOAT) if k_g else None
+    out = memory.empty((2, 16) if k_g else (2, 256), DT.ACL_FLOAT16 if k_g else DT.ACL_BF16)
+    args = (x1, x2, scales["x1Scale"], scales["x2Scale"], None, None, None, y_offset, None, False, not k_g)
+    with pytest.raises(AclError) as caught:
+        memory.launch(nn.aclnnQuantMatmulV5GetWorkspaceSize, *args, 256 if k_g else GB, out)
+    said = caught.value.message.removeprefix("aclnnQuantMatmulV5: ")
+    assert caught.value.code == ACLNN_ERR_PARAM_NULLPTR and said.startswith(f"{missing} is "), said
+    assert "NULL" in said or "null pointer" in said
