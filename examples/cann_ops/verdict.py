@@ -177,7 +177,7 @@ def judge(directory: Path, repo: str, have: set[str]) -> Verdict:
 
 
 AFTER_FINALIZE = re.compile(r"\[ERROR\] \w+: ACL_ERROR_UNINITIALIZE \(100001\): no vnpu session[^\n]*\n")
-PAST_THE_END = re.compile(r"\] aclrtMemcpy(?:Async)?: .* bytes past its end$")
+PAST_THE_END = re.compile(r"\] \w+: .* run \d+ bytes past its end\b")
 FREED_NULL = re.compile(r"\[ERROR\] aclrtFree: ACL_ERROR_INVALID_PARAM \(100000\): devPtr is NULL\n")
 
 
@@ -192,8 +192,8 @@ def _failure(status: int, text: str, missing: list[str]) -> str:
         return f"crash ({SIGNALS[status - 128]})"
     said = [line.strip() for line in text.splitlines() if line.startswith("[ERROR]")]
     past = [line for line in said if PAST_THE_END.search(line)]
-    if past:  # CANN's runtime checks no block's extent: the copy would read (or write) what lies beyond
-        return "the example copies past its allocation: " + past[0][8:200]
+    if past:  # CANN checks no block's extent: a copy or a kernel would read (or write) what lies beyond
+        return "the example reaches past its allocation: " + past[0][8:200]
     failed = [line.strip() for line in text.splitlines() if "ERROR" in line or "failed" in line]
     return f"exit {status}: " + (said or failed or ["(no message)"])[0][:200]
 
