@@ -177,6 +177,7 @@ def judge(directory: Path, repo: str, have: set[str]) -> Verdict:
 
 
 AFTER_FINALIZE = re.compile(r"\[ERROR\] \w+: ACL_ERROR_UNINITIALIZE \(100001\): no vnpu session[^\n]*\n")
+REUSED = re.compile(r"executor \(0x[0-9a-f]+\) was released by its \w+ call")
 PAST_THE_END = re.compile(r"\] \w+: .* run \d+ bytes past its end\b")
 FREED_NULL = re.compile(r"\[ERROR\] aclrtFree: ACL_ERROR_INVALID_PARAM \(100000\): devPtr is NULL\n")
 
@@ -184,6 +185,9 @@ FREED_NULL = re.compile(r"\[ERROR\] aclrtFree: ACL_ERROR_INVALID_PARAM \(100000\
 def _failure(status: int, text: str, missing: list[str]) -> str:
     if missing:
         return "missing operator: " + ", ".join(f"aclnn{op}" for op in missing)
+    reused = [line for line in text.splitlines() if line.startswith("[ERROR] ") and REUSED.search(line)]
+    if reused:  # on CANN a use after free: the first launch released the executor
+        return "the example launches an executor its first launch released: " + reused[0][8:200]
     if status == 0:
         return "exit 0 after " + next(line for line in text.splitlines() if line.startswith("[ERROR] "))[8:200]
     if status == 124:

@@ -107,6 +107,8 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     tensor = "[ERROR] aclnnIndexFill: ACLNN_ERR_PARAM_INVALID (161002): aclnnIndexFill #11 failed: index is not inside "
     tensor += "live memory of device 0: 8 bytes at 0x100 (offset 0 in the 4-byte allocation at 0x100) run 4 bytes past "
     example(logs, "tensor", calls, tensor + "its end (raised at the 1st aclrtSynchronizeStream call)\n", 234)
+    again = "[ERROR] aclnnPolar: ACLNN_ERR_PARAM_INVALID (161002): executor (0x55ed) was released by its aclnnPolar "
+    example(logs, "again", calls, again + "call (executors are single-use unless repeatable)\n" + printed)
     missing = "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize(a, b, c, d, &size, &executor);"
     example(logs, "missing", missing, "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize failed. ERROR: 561003\n", 1)
     error = "x.cpp:3:10: fatal error: aclnnop/aclnn_nothing.h: No such file or directory\n"
@@ -123,7 +125,8 @@ def test_the_verdicts(dumping: Path, tmp_path: Path) -> None:
     assert not found["failed"].ran and found["failed"].reason.startswith("exit 0 after aclrtMemcpy")
     assert found["past"].reason.startswith("the example reaches past its allocation: aclrtMemcpy: ACL_ERROR_RT_")
     assert found["tensor"].reason.startswith("the example reaches past its allocation: aclnnIndexFill: ACLNN_ERR")
-    assert "| ops-math | 9 | 8 | 4 | 3 |" in verdict.summary(list(found.values()))
+    assert found["again"].reason.startswith("the example launches an executor its first launch released: aclnnPolar")
+    assert "| ops-math | 10 | 9 | 4 | 3 |" in verdict.summary(list(found.values()))
 
 
 def test_empty_examples_and_host_functions(tmp_path: Path) -> None:
