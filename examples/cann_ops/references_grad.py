@@ -123,6 +123,31 @@ def _swi_glu_grad(args: Args) -> dict[str, np.ndarray]:
     return {"out": np.concatenate([g * b * swish_grad, g * a * sigmoid(a)], axis=dim)}
 
 
+def _prelu_backward(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["self"])
+    g, w = np.broadcast_to(f64(args["gradOutput"]), x.shape), f64(args["weight"])
+    channel = np.zeros(x.shape, np.int64) if w.size == 1 else np.indices(x.shape)[1]
+    slope = w.reshape(-1)[channel]
+    grad_weight = np.zeros(w.size)
+    for index in np.ndindex(x.shape):
+        if x[index] <= 0:
+            grad_weight[channel[index]] += x[index] * g[index]
+    return {"gradInput": np.where(x > 0, g, slope * g), "gradWeight": grad_weight.reshape(np.shape(args["weight"]))}
+
+
+def _ge_glu_backward(args: Args) -> dict[str, np.ndarray]:
+    x, dim = f64(args["self"]), int(args["dim"])
+    first, second = np.split(x, 2, axis=dim)
+    left = bool(args.get("activateLeft", False))
+    gate, linear = (first, second) if left else (second, first)
+    derivative = np.vectorize(_gelu_tanh if int(args["approximate"]) == 1 else _gelu_exact, otypes=[np.float64])
+    g, gelu = f64(args["gradOutput"]), f64(args["gelu"])
+    d_gate, d_linear = g * linear * derivative(gate), g * gelu
+    return {"gradInput": np.concatenate([d_gate, d_linear] if left else [d_linear, d_gate], axis=dim)}
+
+
+REFERENCES["PreluBackward"] = _prelu_backward
+REFERENCES["GeGluBackward"] = REFERENCES["GeGluV3Backward"] = _ge_glu_backward
 REFERENCES["SoftmaxBackward"] = _softmax_backward
 REFERENCES["GluBackward"] = _glu_backward
 REFERENCES["SwiGluGrad"] = _swi_glu_grad

@@ -205,3 +205,22 @@ def test_the_second_batch_refuses_what_its_documentation_forbids() -> None:
     )
     assert nn.aclnnBinaryCrossEntropyGetWorkspaceSize(t(2, 3), t(2, 3), None, 1, t(1))[0] == 0
     assert nn.aclnnHardshrinkBackwardGetWorkspaceSize(t(2, 3), t(3), scalar(-1.0), t(2, 3))[0] == 0
+
+
+def test_prelu_and_geglu_backward_refusals() -> None:
+    refused(
+        lambda: nn.aclnnPreluBackwardGetWorkspaceSize(t(2, 3, 4), t(2, 3, 4), t(2), t(2, 3, 4), t(2)),
+        "weight has shape [2]; it must hold 1 or 3 (self's channels)",
+    )
+    refused(
+        lambda: nn.aclnnPreluBackwardGetWorkspaceSize(t(2, 3), t(2, 3), t(3), t(2, 3), t(1)),
+        "gradWeight has shape [1], but the result has shape [3]",
+    )
+    refused(
+        lambda: nn.aclnnGeGluBackwardGetWorkspaceSize(t(2, 2), t(2, 4), t(2, 2), -1, 2, t(2, 4)),
+        "approximate is 2; it must be one of 0, 1",
+    )
+    refused(
+        lambda: nn.aclnnGeGluV3BackwardGetWorkspaceSize(t(2, 2), t(2, 4), t(2, 4), 1, 0, True, t(2, 4)),
+        "gelu has shape [2, 4]; it must be [2, 2] (self's shape with dim 1 halved)",
+    )
