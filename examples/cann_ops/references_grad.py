@@ -311,5 +311,39 @@ def _nll_loss_backward(args: Args) -> dict[str, np.ndarray]:
     return {"out": grad}
 
 
+def _cross_entropy_parts(args: Args, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, float]:
+    """Per row: the smoothed target distribution's weights a (what multiplies -logProb), its mask; the mode, ε."""
+    n, c = logits.shape
+    target = np.asarray(args["target"]).astype(np.int64)
+    w = np.ones(c) if args.get("weightOptional") is None else f64(args["weightOptional"])
+    eps, ignore = float(args["labelSmoothing"]), int(args["ignoreIndex"])
+    a, kept = np.zeros((n, c)), target != ignore
+    for i in range(n):
+        if kept[i]:
+            a[i] = eps / c * w
+            a[i, target[i]] += (1 - eps) * w[target[i]]
+    weight_sum = sum(w[target[i]] for i in range(n) if kept[i])
+    return a, kept, np.asarray(weight_sum), args.get("reductionOptional") or "mean", eps
+
+
+def _cross_entropy(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["input"])
+    log_prob = x - np.log(np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True)) - x.max(1, keepdims=True)
+    a, _, weight_sum, mode, _ = _cross_entropy_parts(args, x)
+    loss = -(a * log_prob).sum(1)
+    value = loss if mode == "none" else np.asarray([loss.sum() / weight_sum if mode == "mean" else loss.sum()])
+    return {"logProbOut": log_prob, "lossOut": value}
+
+
+def _cross_entropy_grad(args: Args) -> dict[str, np.ndarray]:
+    log_prob = f64(args["logProb"])
+    a, _, weight_sum, mode, _ = _cross_entropy_parts(args, log_prob)
+    g = f64(args["gradLoss"]).reshape(-1)
+    scale = g if mode == "none" else np.full(len(a), g[0] / (weight_sum if mode == "mean" else 1.0))
+    return {"out": (np.exp(log_prob) * a.sum(1, keepdims=True) - a) * scale[:, None]}
+
+
+REFERENCES["CrossEntropyLoss"] = _cross_entropy
+REFERENCES["CrossEntropyLossGrad"] = _cross_entropy_grad
 REFERENCES["NLLLoss"] = REFERENCES["NLLLoss2d"] = _nll_loss
 REFERENCES["NLLLossBackward"] = REFERENCES["NLLLoss2dBackward"] = _nll_loss_backward

@@ -224,3 +224,26 @@ def test_prelu_and_geglu_backward_refusals() -> None:
         lambda: nn.aclnnGeGluV3BackwardGetWorkspaceSize(t(2, 2), t(2, 4), t(2, 4), 1, 0, True, t(2, 4)),
         "gelu has shape [2, 4]; it must be [2, 2] (self's shape with dim 1 halved)",
     )
+
+
+def test_cross_entropy_refusals() -> None:
+    ce = nn.aclnnCrossEntropyLossGetWorkspaceSize
+    refused(
+        lambda: ce(t(3, 5), t(4, dtype=S64), None, "mean", -100, 0.0, 0.0, False, t(1), t(3, 5), t(1), t(3)),
+        "target has shape [4]; it must be [3] (input's N)",
+    )
+    refused(
+        lambda: ce(t(3, 5), t(3, dtype=S64), None, "avg", -100, 0.0, 0.0, False, t(1), t(3, 5), t(1), t(3)),
+        "reductionOptional is 'avg'; it must be one of 'mean', 'sum', 'none'",
+    )
+    refused(
+        lambda: ce(t(3, 5), t(3, dtype=S64), None, "none", -100, 1.5, 0.0, False, t(3), t(3, 5), t(3), t(3)),
+        "labelSmoothing is 1.5; it must be >= 0.0 and <= 1.0",
+    )
+    assert ce(t(3, 5), t(3, dtype=S32), t(5), None, -100, 0.1, 0.0, False, t(1), t(3, 5), t(1), t(3))[0] == 0
+    refused(
+        lambda: nn.aclnnCrossEntropyLossGradGetWorkspaceSize(
+            t(3), t(3, 5), t(3, dtype=S64), None, None, None, "sum", -100, 0.0, 0.0, t(3, 5)
+        ),
+        "gradLoss has shape [3]; it must hold one value",
+    )

@@ -189,6 +189,62 @@ def binary_cross_entropy_backward(gradOutput: Array, self: Array, target: Array,
     store(out, np.broadcast_to(value * x.dtype.type(_scale(reduction, x.size)), out.shape))
 
 
+def _cross_entropy_weights(target: Array, weightOptional: Array | None, ignoreIndex: int, classes: int, op: str,  # noqa: N803
+                           ) -> tuple[Array, Array, Array, Array]:  # fmt: skip
+    """The class weights (C,), the targets made safe to index, the kept mask and each row's weight (0 ignored)."""
+    w = np.ones(classes) if weightOptional is None else weightOptional.astype(np.float64)
+    picks = target.astype(np.int64)
+    kept = picks != ignoreIndex
+    if (kept & ((picks < 0) | (picks >= classes))).any():
+        raise invalid(op, "target", f"holds a class outside [0, {classes}) that is not ignoreIndex")
+    safe = np.where(kept, picks, 0)
+    return w, safe, kept, np.where(kept, w[safe], 0.0)
+
+
+def cross_entropy_loss(input: Array, target: Array, weightOptional: Array | None, reductionOptional: str | None,  # noqa: N803
+                       ignoreIndex: int, labelSmoothing: float, lseSquareScaleForZloss: float, returnZloss: bool,  # noqa: N803
+                       lossOut: Array, logProbOut: Array, zlossOut: Array, lseForZlossOut: Array,  # noqa: N803
+                       workspace: Array | None) -> None:  # fmt: skip
+    """logProb = x - logsumexp(x) per row; loss_n = (1 - ε)·(-w[t]·logProb[n, t]) + ε/C·(-Σ_c w_c·logProb[n, c]),
+    0 where t is ignoreIndex; mean divides Σ loss by Σ w[t] over kept rows. zlossOut and lseForZlossOut are not
+    written (zloss is not supported, as on CANN)."""
+    x = input.astype(np.float64)
+    n, c = x.shape
+    w, safe, kept, row_w = _cross_entropy_weights(target, weightOptional, ignoreIndex, c, "CrossEntropyLoss")
+    shifted = x - x.max(axis=1, keepdims=True)
+    log_prob = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    store(logProbOut, log_prob)
+    nll = -row_w * log_prob[np.arange(n), safe]
+    smooth = np.where(kept, -(log_prob * w).sum(axis=1), 0.0)
+    loss = (1 - labelSmoothing) * nll + labelSmoothing / c * smooth
+    mode = reductionOptional or "mean"
+    if mode == "none":
+        store(lossOut, loss)
+        return
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = loss.sum() / row_w.sum() if mode == "mean" else loss.sum()
+    store(lossOut, np.full(lossOut.shape, value))
+
+
+def cross_entropy_loss_grad(gradLoss: Array, logProb: Array, target: Array, weightOptional: Array | None,  # noqa: N803
+                            gradZlossOptional: Array | None, lseForZlossOptional: Array | None,  # noqa: N803
+                            reductionOptional: str | None, ignoreIndex: int, labelSmoothing: float,  # noqa: N803
+                            lseSquareScaleForZloss: float, out: Array, workspace: Array | None) -> None:  # noqa: N803  # fmt: skip
+    """d loss / d x from the forward's logProb: p·Σ_c a_c - a, with a = (1 - ε)·w[t]·onehot(t) + ε/C·w per kept
+    row, scaled by gradLoss (mean: over Σ w[t]); p = exp(logProb). The zloss inputs are not used."""
+    lp = logProb.astype(np.float64)
+    n, c = lp.shape
+    w, safe, kept, row_w = _cross_entropy_weights(target, weightOptional, ignoreIndex, c, "CrossEntropyLossGrad")
+    mode = reductionOptional or "mean"
+    g = gradLoss.astype(np.float64).reshape(-1) if mode == "none" else np.full(n, float(gradLoss.reshape(-1)[0]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = g * kept / (row_w.sum() if mode == "mean" else 1.0)
+    a = np.zeros((n, c))
+    a[np.arange(n), safe] = (1 - labelSmoothing) * row_w
+    a = (a + labelSmoothing / c * w[None, :] * kept[:, None]) * scale[:, None]
+    store(out, np.exp(lp) * a.sum(axis=1, keepdims=True) - a)
+
+
 def _nll_rows(self: Array, target: Array, weight: Array, ignoreIndex: int, op: str) -> tuple[Array, Array, Array]:  # noqa: N803
     """self as (M, C) rows (classes last), the targets (M,) and each row's weight (0 where ignored)."""
     classes = self.shape[1] if self.ndim in (2, 4) else self.shape[0]
@@ -260,6 +316,8 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "SmoothL1LossBackward": smooth_l1_loss_backward,
     "BinaryCrossEntropy": binary_cross_entropy,
     "BinaryCrossEntropyBackward": binary_cross_entropy_backward,
+    "CrossEntropyLoss": cross_entropy_loss,
+    "CrossEntropyLossGrad": cross_entropy_loss_grad,
     "NLLLoss": _nll_loss("NLLLoss"),
     "NLLLoss2d": _nll_loss("NLLLoss2d"),
     "NLLLossBackward": _nll_backward("NLLLossBackward"),
