@@ -267,6 +267,25 @@ def _bce_backward(args: Args) -> dict[str, np.ndarray]:
     return {"out": grad / (x.size if int(args["reduction"]) == 1 else 1)}
 
 
+def _bce_target_backward(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["self"])
+    g = np.broadcast_to(f64(args["gradOutput"]), x.shape)
+    w, p = _weights(args, x.shape)
+    # d/dt of -w·[p·t·log σ(x) + (1 - t)·log(1 - σ(x))]
+    grad = -g * w * (p * np.log(sigmoid(x)) - np.log(1 - sigmoid(x)))
+    return {"gradTarget": grad / (x.size if int(args["reduction"]) == 1 else 1)}
+
+
+def _logit_grad(args: Args) -> dict[str, np.ndarray]:
+    x, dy, eps = f64(args["x"]), f64(args["dy"]), float(args["eps"])
+    low, high = (0.0, 1.0) if eps < 0 else (eps, 1 - eps)
+    outside = np.nan if eps < 0 else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {"out": np.where((x < low) | (x > high), outside, dy / (x * (1 - x)))}
+
+
+REFERENCES["BinaryCrossEntropyWithLogitsTargetBackward"] = _bce_target_backward
+REFERENCES["LogitGrad"] = _logit_grad
 REFERENCES["KlDivTargetBackward"] = _kl_div_target_backward
 REFERENCES["SmoothL1LossBackward"] = _smooth_l1_backward
 REFERENCES["BinaryCrossEntropy"] = _bce

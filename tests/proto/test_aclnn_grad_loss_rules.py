@@ -247,3 +247,16 @@ def test_cross_entropy_refusals() -> None:
         ),
         "gradLoss has shape [3]; it must hold one value",
     )
+
+
+def test_bce_target_backward_and_logit_grad_refusals() -> None:
+    refused(
+        lambda: nn.aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
+            t(3), t(2, 3), t(2, 3), t(2), None, 0, t(2, 3)
+        ),
+        "weightOptional has shape [2]; it must broadcast to self's",
+    )
+    refused(
+        lambda: nn.aclnnLogitGradGetWorkspaceSize(t(2, 3), t(2, 3, dtype=F16), -1.0, t(2, 3)),
+        "dy has dtype ACL_FLOAT16; it must have x's dtype ACL_FLOAT",
+    )

@@ -172,6 +172,35 @@ def _bce_probabilities_backward(args: Args) -> None:
     check_out(args, "out", promote_all(*named), x.view_dims)
 
 
+def _bce_target_backward(args: Args) -> None:
+    grad, x, target = tensor(args, "gradOutput"), tensor(args, "self"), tensor(args, "target")
+    reduction(args)
+    for name, t in (("gradOutput", grad), ("self", x), ("target", target)):
+        require_dtype(name, t.data_type, HALF_FLOATS)
+        require_rank(name, t, 1, 8)
+    require_shape("target", target, x.view_dims, "self's shape")
+    if broadcast_shapes(grad.view_dims, x.view_dims) != x.view_dims:
+        raise OpArgError(f"gradOutput has shape {shape_str(grad.view_dims)}; it must broadcast to self's")
+    named = [("gradOutput", grad), ("self", x), ("target", target)]
+    for name in ("weightOptional", "posWeightOptional"):
+        w = opt_tensor(args, name)
+        if w is not None:
+            require_dtype(name, w.data_type, HALF_FLOATS)
+            if broadcast_shapes(w.view_dims, x.view_dims) != x.view_dims:
+                raise OpArgError(f"{name} has shape {shape_str(w.view_dims)}; it must broadcast to self's")
+            named.append((name, w))
+    check_out(args, "gradTarget", promote_all(*named), x.view_dims)
+
+
+def _logit_grad(args: Args) -> None:
+    x, dy = tensor(args, "x"), tensor(args, "dy")
+    require_dtype("x", x.data_type, HALF_FLOATS)
+    require_rank("x", x, 0, 8)
+    require_same_dtype("dy", dy, "x", x)
+    require_shape("dy", dy, x.view_dims, "x's shape")
+    check_out(args, "out", x.data_type, x.view_dims, exact=True)
+
+
 def _bce_weights(args: Args, x: aclTensor, names: tuple[str, ...] = ("weightOptional", "posWeightOptional")) -> None:
     for name in names:
         w = opt_tensor(args, name)
@@ -318,6 +347,10 @@ TABLE: Final[dict[str, Row]] = {
     "BinaryCrossEntropyWithLogits": nullable(Checked(_bce), "weightOptional", "posWeightOptional"),
     "BinaryCrossEntropyWithLogitsBackward": nullable(Checked(_bce_backward), "weightOptional", "posWeightOptional"),
     "KlDivBackward": Checked(_kl_div, doc="loss/kl_div_loss_grad"),
+    "BinaryCrossEntropyWithLogitsTargetBackward": nullable(
+        Checked(_bce_target_backward, doc="activation/log_sigmoid"), "weightOptional", "posWeightOptional"
+    ),
+    "LogitGrad": Checked(_logit_grad, doc="loss/logit_grad"),
     "KlDivTargetBackward": Checked(_kl_div_target, doc="loss/kl_div_target_loss_grad"),
     "SmoothL1LossBackward": Loss(out="gradInput", grad=True, grad_name="gradOut", extra=_beta),
     "BinaryCrossEntropy": nullable(Checked(_bce_probabilities, doc="loss/binary_cross_entropy"), "weight"),

@@ -133,6 +133,26 @@ def binary_cross_entropy_with_logits_backward(gradOutput: Array, self: Array, ta
     store(out, value * x.dtype.type(_scale(reduction, x.size)))
 
 
+def binary_cross_entropy_with_logits_target_backward(gradOutput: Array, self: Array, target: Array,  # noqa: N803
+                                                     weightOptional: Array | None, posWeightOptional: Array | None,  # noqa: N803
+                                                     reduction: int, gradTarget: Array,  # noqa: N803
+                                                     workspace: Array | None) -> None:  # fmt: skip
+    """d/dtarget of the logits loss: g·w·[(p - 1)·softplus(-x) - x], over self's element count for a mean."""
+    g, x = _computed(gradOutput, self)
+    p = 1 if posWeightOptional is None else wide(posWeightOptional)
+    w = 1 if weightOptional is None else wide(weightOptional)
+    value = g * w * ((p - 1) * np.logaddexp(0, -x) - x)
+    store(gradTarget, np.broadcast_to(value * x.dtype.type(_scale(reduction, x.size)), gradTarget.shape))
+
+
+def logit_grad(x: Array, dy: Array, eps: float, out: Array, workspace: Array | None) -> None:
+    """dx = dy / (x·(1 - x)); eps >= 0: 0 outside [eps, 1 - eps]; eps < 0: NaN outside [0, 1]."""
+    v, g = _computed(x, dy)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low, high, outside = (0.0, 1.0, np.nan) if eps < 0 else (eps, 1 - eps, 0.0)
+        store(out, np.where((v < low) | (v > high), outside, g / (v * (1 - v))))
+
+
 def kl_div_backward(gradOutput: Array, self: Array, target: Array, reduction: int, logTarget: bool,  # noqa: N803
                     out: Array, workspace: Array | None) -> None:  # fmt: skip
     """d/dx of target·(log target - x): -target·g (logTarget: -exp(target)·g); mean divides by the element
@@ -312,6 +332,8 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "BinaryCrossEntropyWithLogits": binary_cross_entropy_with_logits,
     "BinaryCrossEntropyWithLogitsBackward": binary_cross_entropy_with_logits_backward,
     "KlDivBackward": kl_div_backward,
+    "BinaryCrossEntropyWithLogitsTargetBackward": binary_cross_entropy_with_logits_target_backward,
+    "LogitGrad": logit_grad,
     "KlDivTargetBackward": kl_div_target_backward,
     "SmoothL1LossBackward": smooth_l1_loss_backward,
     "BinaryCrossEntropy": binary_cross_entropy,
