@@ -286,6 +286,16 @@ def _logit_grad(args: Args) -> dict[str, np.ndarray]:
 
 REFERENCES["BinaryCrossEntropyWithLogitsTargetBackward"] = _bce_target_backward
 REFERENCES["LogitGrad"] = _logit_grad
+
+
+def _softmax_cross_entropy(args: Args) -> dict[str, np.ndarray]:
+    x, y = f64(args["features"]), f64(args["labels"])
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    softmax = e / e.sum(axis=1, keepdims=True)
+    return {"loss": -(y * np.log(softmax)).sum(axis=1), "backprop": softmax - y}
+
+
+REFERENCES["SoftmaxCrossEntropyWithLogits"] = _softmax_cross_entropy
 REFERENCES["KlDivTargetBackward"] = _kl_div_target_backward
 REFERENCES["SmoothL1LossBackward"] = _smooth_l1_backward
 REFERENCES["BinaryCrossEntropy"] = _bce

@@ -192,6 +192,16 @@ def _bce_target_backward(args: Args) -> None:
     check_out(args, "gradTarget", promote_all(*named), x.view_dims)
 
 
+def _softmax_cross_entropy(args: Args) -> None:
+    x, labels = tensor(args, "features"), tensor(args, "labels")
+    require_dtype("features", x.data_type, HALF_FLOATS)
+    require_rank("features", x, 2)
+    require_same_dtype("labels", labels, "features", x)
+    require_shape("labels", labels, x.view_dims, "features' shape")
+    check_out(args, "loss", x.data_type, x.view_dims[:1], exact=True)
+    check_out(args, "backprop", x.data_type, x.view_dims, exact=True)
+
+
 def _logit_grad(args: Args) -> None:
     x, dy = tensor(args, "x"), tensor(args, "dy")
     require_dtype("x", x.data_type, HALF_FLOATS)
@@ -351,6 +361,9 @@ TABLE: Final[dict[str, Row]] = {
         Checked(_bce_target_backward, doc="activation/log_sigmoid"), "weightOptional", "posWeightOptional"
     ),
     "LogitGrad": Checked(_logit_grad, doc="loss/logit_grad"),
+    "SoftmaxCrossEntropyWithLogits": Checked(
+        _softmax_cross_entropy, doc="activation/softmax_cross_entropy_with_logits"
+    ),
     "KlDivTargetBackward": Checked(_kl_div_target, doc="loss/kl_div_target_loss_grad"),
     "SmoothL1LossBackward": Loss(out="gradInput", grad=True, grad_name="gradOut", extra=_beta),
     "BinaryCrossEntropy": nullable(Checked(_bce_probabilities, doc="loss/binary_cross_entropy"), "weight"),

@@ -145,6 +145,16 @@ def binary_cross_entropy_with_logits_target_backward(gradOutput: Array, self: Ar
     store(gradTarget, np.broadcast_to(value * x.dtype.type(_scale(reduction, x.size)), gradTarget.shape))
 
 
+def softmax_cross_entropy_with_logits(features: Array, labels: Array, loss: Array, backprop: Array,
+                                      workspace: Array | None) -> None:  # fmt: skip
+    """Per row of (N, C): loss = -Σ labels·log softmax(features), backprop = softmax(features) - labels."""
+    x, y = _computed(features, labels)
+    shifted = x - x.max(axis=1, keepdims=True)
+    log_prob = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    store(loss, -(y * log_prob).astype(np.float64).sum(axis=1))
+    store(backprop, np.exp(log_prob) - y)
+
+
 def logit_grad(x: Array, dy: Array, eps: float, out: Array, workspace: Array | None) -> None:
     """dx = dy / (x·(1 - x)); eps >= 0: 0 outside [eps, 1 - eps]; eps < 0: NaN outside [0, 1]."""
     v, g = _computed(x, dy)
@@ -334,6 +344,7 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "KlDivBackward": kl_div_backward,
     "BinaryCrossEntropyWithLogitsTargetBackward": binary_cross_entropy_with_logits_target_backward,
     "LogitGrad": logit_grad,
+    "SoftmaxCrossEntropyWithLogits": softmax_cross_entropy_with_logits,
     "KlDivTargetBackward": kl_div_target_backward,
     "SmoothL1LossBackward": smooth_l1_loss_backward,
     "BinaryCrossEntropy": binary_cross_entropy,

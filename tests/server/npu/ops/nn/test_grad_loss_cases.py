@@ -326,6 +326,12 @@ LOSSES = [
     Case("LogitGrad", {"x": In(S, low=-0.1, high=1.1), "dy": In(S), "eps": 0.05, "out": Out(S)},
          lambda **v: {"out": np.where((v["x"] < 0.05) | (v["x"] > 0.95), 0,
                                       v["dy"] / (v["x"] * (1 - v["x"])))}, ulps=4),
+    Case("SoftmaxCrossEntropyWithLogits", {"features": In((3, 5)), "labels": In((3, 5), low=0, high=1),
+                                           "loss": Out((3,)), "backprop": Out((3, 5))},
+         lambda **v: {"loss": -(v["labels"] * (v["features"] - np.log(np.exp(v["features"]).sum(1, keepdims=True))))
+                      .sum(1),
+                      "backprop": np.exp(v["features"]) / np.exp(v["features"]).sum(1, keepdims=True) - v["labels"]},
+         ulps=8, atol=1e-6),
     Case("NLLLoss", {"self": In((3, 5)), "target": In((3,), I64, values=[4, 1, 1]), "weight": In((5,), positive=True),
                      "reduction": 1, "ignoreIndex": 4, "out": Out(()), "totalWeightOut": Out((1,))},
          lambda **v: _nll(v["self"], v["target"], v["weight"], 1, 4), ulps=4),
