@@ -1,6 +1,6 @@
 """Activation gradients of ops-nn (activation/*_grad: the gradient of an activation at its input, given the
-gradient at its output and the forward input or result), and the small activations beside them: Softsign,
-InplaceHardtanh, AddRelu, InplaceAddRelu.
+gradient at its output and the forward input or result), the GLU family's and Prelu's gradients, and the small
+activations beside them: Softsign, InplaceHardtanh, AddRelu, InplaceAddRelu.
 
 Most gradients take the same shape of arguments, (gradOutput, x, attributes..., gradInput): `Gradient` holds what
 differs between them -- the dtypes each documentation lists, whether the two inputs may broadcast or must have one

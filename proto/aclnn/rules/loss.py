@@ -1,5 +1,6 @@
-"""Losses of ops-nn (loss/*) and their gradients: L1, MSE, smooth L1, soft margin, binary cross entropy with
-logits, KL divergence, negative log likelihood (1-D/2-D and the 4-D "2d" form).
+"""Losses of ops-nn (loss/*) and their gradients: L1, MSE, smooth L1, soft margin, binary cross entropy (of
+probabilities and of logits), KL divergence, negative log likelihood (1-D/2-D and the 4-D "2d" form), cross entropy,
+softmax cross entropy with soft labels, logit's gradient.
 
 reduction is 0 (none: the elementwise loss, the inputs' broadcast shape), 1 (mean) or 2 (sum) -- KlDivBackward also
 3 (batchmean). A reduced loss is one value: a 0-D out (some operators' documentation says [1]; both are taken where

@@ -1,5 +1,5 @@
-"""Activation gradients (hicann/ops-nn activation/*_grad, ops-math math/tanh_grad) and the activations beside them
-(Softsign, InplaceHardtanh, AddRelu, InplaceAddRelu).
+"""Activation gradients (hicann/ops-nn activation/*_grad, ops-math math/tanh_grad), the GLU family's (Glu, SwiGlu,
+GeGlu) and Prelu's gradients, and the activations beside them (Softsign, InplaceHardtanh, AddRelu, InplaceAddRelu).
 
 A gradient is gradOutput times the activation's derivative at the forward input x (or, where the operator takes
 the forward result y, written in terms of y), elementwise with broadcasting. Computed in float32 (float64 when an

@@ -1,5 +1,6 @@
-"""Losses (hicann/ops-nn loss/) and their gradients: L1, MSE, smooth L1, soft margin, binary cross entropy with
-logits, KL divergence (gradient), negative log likelihood over (N, C), (C) and (N, C, H, W).
+"""Losses (hicann/ops-nn loss/) and their gradients: L1, MSE, smooth L1, soft margin, binary cross entropy (of
+probabilities and of logits), KL divergence (gradients), negative log likelihood over (N, C), (C) and (N, C, H, W),
+cross entropy (with label smoothing), softmax cross entropy with soft labels, logit's gradient.
 
 Elementwise parts are computed in float32 (float64 for DOUBLE), broadcasting the inputs; a reduction (mean or sum)
 accumulates in float64 and is rounded once into its one-value output. reduction: 0 none, 1 mean, 2 sum
