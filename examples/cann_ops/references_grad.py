@@ -123,6 +123,31 @@ def _swi_glu_grad(args: Args) -> dict[str, np.ndarray]:
     return {"out": np.concatenate([g * b * swish_grad, g * a * sigmoid(a)], axis=dim)}
 
 
+def _prelu_backward(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["self"])
+    g, w = np.broadcast_to(f64(args["gradOutput"]), x.shape), f64(args["weight"])
+    channel = np.zeros(x.shape, np.int64) if w.size == 1 else np.indices(x.shape)[1]
+    slope = w.reshape(-1)[channel]
+    grad_weight = np.zeros(w.size)
+    for index in np.ndindex(x.shape):
+        if x[index] <= 0:
+            grad_weight[channel[index]] += x[index] * g[index]
+    return {"gradInput": np.where(x > 0, g, slope * g), "gradWeight": grad_weight.reshape(np.shape(args["weight"]))}
+
+
+def _ge_glu_backward(args: Args) -> dict[str, np.ndarray]:
+    x, dim = f64(args["self"]), int(args["dim"])
+    first, second = np.split(x, 2, axis=dim)
+    left = bool(args.get("activateLeft", False))
+    gate, linear = (first, second) if left else (second, first)
+    derivative = np.vectorize(_gelu_tanh if int(args["approximate"]) == 1 else _gelu_exact, otypes=[np.float64])
+    g, gelu = f64(args["gradOutput"]), f64(args["gelu"])
+    d_gate, d_linear = g * linear * derivative(gate), g * gelu
+    return {"gradInput": np.concatenate([d_gate, d_linear] if left else [d_linear, d_gate], axis=dim)}
+
+
+REFERENCES["PreluBackward"] = _prelu_backward
+REFERENCES["GeGluBackward"] = REFERENCES["GeGluV3Backward"] = _ge_glu_backward
 REFERENCES["SoftmaxBackward"] = _softmax_backward
 REFERENCES["GluBackward"] = _glu_backward
 REFERENCES["SwiGluGrad"] = _swi_glu_grad
@@ -239,6 +264,35 @@ def _bce_backward(args: Args) -> dict[str, np.ndarray]:
     return {"out": grad / (x.size if int(args["reduction"]) == 1 else 1)}
 
 
+def _bce_target_backward(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["self"])
+    g = np.broadcast_to(f64(args["gradOutput"]), x.shape)
+    w, p = _weights(args, x.shape)
+    # d/dt of -w·[p·t·log σ(x) + (1 - t)·log(1 - σ(x))]
+    grad = -g * w * (p * np.log(sigmoid(x)) - np.log(1 - sigmoid(x)))
+    return {"gradTarget": grad / (x.size if int(args["reduction"]) == 1 else 1)}
+
+
+def _logit_grad(args: Args) -> dict[str, np.ndarray]:
+    x, dy, eps = f64(args["x"]), f64(args["dy"]), float(args["eps"])
+    low, high = (0.0, 1.0) if eps < 0 else (eps, 1 - eps)
+    outside = np.nan if eps < 0 else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {"out": np.where((x < low) | (x > high), outside, dy / (x * (1 - x)))}
+
+
+REFERENCES["BinaryCrossEntropyWithLogitsTargetBackward"] = _bce_target_backward
+REFERENCES["LogitGrad"] = _logit_grad
+
+
+def _softmax_cross_entropy(args: Args) -> dict[str, np.ndarray]:
+    x, y = f64(args["features"]), f64(args["labels"])
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    softmax = e / e.sum(axis=1, keepdims=True)
+    return {"loss": -(y * np.log(softmax)).sum(axis=1), "backprop": softmax - y}
+
+
+REFERENCES["SoftmaxCrossEntropyWithLogits"] = _softmax_cross_entropy
 REFERENCES["KlDivTargetBackward"] = _kl_div_target_backward
 REFERENCES["SmoothL1LossBackward"] = _smooth_l1_backward
 REFERENCES["BinaryCrossEntropy"] = _bce
@@ -283,5 +337,39 @@ def _nll_loss_backward(args: Args) -> dict[str, np.ndarray]:
     return {"out": grad}
 
 
+def _cross_entropy_parts(args: Args, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, float]:
+    """Per row: the smoothed target distribution's weights a (what multiplies -logProb), its mask; the mode, ε."""
+    n, c = logits.shape
+    target = np.asarray(args["target"]).astype(np.int64)
+    w = np.ones(c) if args.get("weightOptional") is None else f64(args["weightOptional"])
+    eps, ignore = float(args["labelSmoothing"]), int(args["ignoreIndex"])
+    a, kept = np.zeros((n, c)), target != ignore
+    for i in range(n):
+        if kept[i]:
+            a[i] = eps / c * w
+            a[i, target[i]] += (1 - eps) * w[target[i]]
+    weight_sum = sum(w[target[i]] for i in range(n) if kept[i])
+    return a, kept, np.asarray(weight_sum), args.get("reductionOptional") or "mean", eps
+
+
+def _cross_entropy(args: Args) -> dict[str, np.ndarray]:
+    x = f64(args["input"])
+    log_prob = x - np.log(np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True)) - x.max(1, keepdims=True)
+    a, _, weight_sum, mode, _ = _cross_entropy_parts(args, x)
+    loss = -(a * log_prob).sum(1)
+    value = loss if mode == "none" else np.asarray([loss.sum() / weight_sum if mode == "mean" else loss.sum()])
+    return {"logProbOut": log_prob, "lossOut": value}
+
+
+def _cross_entropy_grad(args: Args) -> dict[str, np.ndarray]:
+    log_prob = f64(args["logProb"])
+    a, _, weight_sum, mode, _ = _cross_entropy_parts(args, log_prob)
+    g = f64(args["gradLoss"]).reshape(-1)
+    scale = g if mode == "none" else np.full(len(a), g[0] / (weight_sum if mode == "mean" else 1.0))
+    return {"out": (np.exp(log_prob) * a.sum(1, keepdims=True) - a) * scale[:, None]}
+
+
+REFERENCES["CrossEntropyLoss"] = _cross_entropy
+REFERENCES["CrossEntropyLossGrad"] = _cross_entropy_grad
 REFERENCES["NLLLoss"] = REFERENCES["NLLLoss2d"] = _nll_loss
 REFERENCES["NLLLossBackward"] = REFERENCES["NLLLoss2dBackward"] = _nll_loss_backward

@@ -201,3 +201,58 @@ def test_the_second_batch_refuses_what_its_documentation_forbids() -> None:
     )
     assert nn.aclnnBinaryCrossEntropyGetWorkspaceSize(t(2, 3), t(2, 3), None, 1, t(1))[0] == 0
     assert nn.aclnnHardshrinkBackwardGetWorkspaceSize(t(2, 3), t(3), scalar(-1.0), t(2, 3))[0] == 0
+
+
+def test_prelu_and_geglu_backward_refusals() -> None:
+    refused(
+        lambda: nn.aclnnPreluBackwardGetWorkspaceSize(t(2, 3, 4), t(2, 3, 4), t(2), t(2, 3, 4), t(2)),
+        "weight has shape [2]; it must hold 1 or 3 (self's channels)",
+    )
+    refused(
+        lambda: nn.aclnnPreluBackwardGetWorkspaceSize(t(2, 3), t(2, 3), t(3), t(2, 3), t(1)),
+        "gradWeight has shape [1], but the result has shape [3]",
+    )
+    refused(
+        lambda: nn.aclnnGeGluBackwardGetWorkspaceSize(t(2, 2), t(2, 4), t(2, 2), -1, 2, t(2, 4)),
+        "approximate is 2; it must be one of 0, 1",
+    )
+    refused(
+        lambda: nn.aclnnGeGluV3BackwardGetWorkspaceSize(t(2, 2), t(2, 4), t(2, 4), 1, 0, True, t(2, 4)),
+        "gelu has shape [2, 4]; it must be [2, 2] (self's shape with dim 1 halved)",
+    )
+
+
+def test_cross_entropy_refusals() -> None:
+    ce = nn.aclnnCrossEntropyLossGetWorkspaceSize
+    refused(
+        lambda: ce(t(3, 5), t(4, dtype=S64), None, "mean", -100, 0.0, 0.0, False, t(1), t(3, 5), t(1), t(3)),
+        "target has shape [4]; it must be [3] (input's N)",
+    )
+    refused(
+        lambda: ce(t(3, 5), t(3, dtype=S64), None, "avg", -100, 0.0, 0.0, False, t(1), t(3, 5), t(1), t(3)),
+        "reductionOptional is 'avg'; it must be one of 'mean', 'sum', 'none'",
+    )
+    refused(
+        lambda: ce(t(3, 5), t(3, dtype=S64), None, "none", -100, 1.5, 0.0, False, t(3), t(3, 5), t(3), t(3)),
+        "labelSmoothing is 1.5; it must be >= 0.0 and <= 1.0",
+    )
+    assert ce(t(3, 5), t(3, dtype=S32), t(5), None, -100, 0.1, 0.0, False, t(1), t(3, 5), t(1), t(3))[0] == 0
+    refused(
+        lambda: nn.aclnnCrossEntropyLossGradGetWorkspaceSize(
+            t(3), t(3, 5), t(3, dtype=S64), None, None, None, "sum", -100, 0.0, 0.0, t(3, 5)
+        ),
+        "gradLoss has shape [3]; it must hold one value",
+    )
+
+
+def test_bce_target_backward_and_logit_grad_refusals() -> None:
+    refused(
+        lambda: nn.aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
+            t(3), t(2, 3), t(2, 3), t(2), None, 0, t(2, 3)
+        ),
+        "weightOptional has shape [2]; it must broadcast to self's",
+    )
+    refused(
+        lambda: nn.aclnnLogitGradGetWorkspaceSize(t(2, 3), t(2, 3, dtype=F16), -1.0, t(2, 3)),
+        "dy has dtype ACL_FLOAT16; it must have x's dtype ACL_FLOAT",
+    )

@@ -1,6 +1,6 @@
 """Activation gradients of ops-nn (activation/*_grad: the gradient of an activation at its input, given the
-gradient at its output and the forward input or result), and the small activations beside them: Softsign,
-InplaceHardtanh, AddRelu, InplaceAddRelu.
+gradient at its output and the forward input or result), the GLU family's and Prelu's gradients, and the small
+activations beside them: Softsign, AddRelu, InplaceAddRelu.
 
 Most gradients take the same shape of arguments, (gradOutput, x, attributes..., gradInput): `Gradient` holds what
 differs between them -- the dtypes each documentation lists, whether the two inputs may broadcast or must have one
@@ -32,6 +32,7 @@ from proto.aclnn.rules.base import (
     require_same_dtype,
     require_shape,
     scalar,
+    shape_str,
     tensor,
     text,
     wrap_dim,
@@ -160,6 +161,36 @@ def _halved_grad(grad_name: str, x_name: str, allowed: frozenset[aclDataType]) -
     return Checked(checks, doc="activation/glu_grad, activation/swi_glu_grad")
 
 
+def _prelu_backward(args: Args) -> None:
+    grad, x, w = tensor(args, "gradOutput"), tensor(args, "self"), tensor(args, "weight")
+    require_dtype("self", x.data_type, HALF_FLOATS)
+    for name, t in (("gradOutput", grad), ("weight", w)):
+        require_same_dtype(name, t, "self", x)
+        require_rank(name, t, 0, 8)
+    if broadcast_all(("self", x), ("gradOutput", grad)) != x.view_dims:
+        raise OpArgError(f"gradOutput has shape {shape_str(grad.view_dims)}; it must broadcast to self's")
+    channels = x.view_dims[1] if len(x.view_dims) >= 2 else 1
+    if w.numel not in (1, channels):
+        raise OpArgError(f"weight has shape {shape_str(w.view_dims)}; it must hold 1 or {channels} (self's channels)")
+    check_out(args, "gradInput", x.data_type, x.view_dims, exact=True)
+    check_out(args, "gradWeight", x.data_type, w.view_dims, exact=True)
+
+
+def _ge_glu_backward(args: Args) -> None:
+    grad, x, gelu = tensor(args, "gradOutput"), tensor(args, "self"), tensor(args, "gelu")
+    require_dtype("self", x.data_type, HALF_FLOATS)
+    require_rank("self", x, 1, 8)
+    require_in("approximate", int_attr(args, "approximate"), (0, 1))
+    d = wrap_dim("dim", int_attr(args, "dim"), len(x.view_dims))
+    if x.view_dims[d] % 2:
+        raise OpArgError(f"self has {x.view_dims[d]} elements along dim {d}; it must be even")
+    half = tuple(n // 2 if i == d else n for i, n in enumerate(x.view_dims))
+    for name, t in (("gradOutput", grad), ("gelu", gelu)):
+        require_same_dtype(name, t, "self", x)
+        require_shape(name, t, half, f"self's shape with dim {d} halved")
+    check_out(args, "gradInput", x.data_type, x.view_dims, exact=True)
+
+
 def _softsign(args: Args) -> None:
     x = tensor(args, "self")
     require_dtype("self", x.data_type, HALF_FLOATS)
@@ -214,6 +245,9 @@ TABLE: Final[dict[str, Row]] = {
     "LogSigmoidBackward": Gradient(broadcast=False, same=True, exact=True, extra=_buffer, doc="logsigmoid_grad"),
     "GluBackward": _halved_grad("gradOut", "self", FLOATS),
     "SwiGluGrad": _halved_grad("yGrad", "x", HALF_FLOATS),
+    "PreluBackward": Checked(_prelu_backward, doc="activation/p_relu_grad_update"),
+    "GeGluBackward": Checked(_ge_glu_backward, doc="activation/ge_glu_grad_v2"),
+    "GeGluV3Backward": Checked(_ge_glu_backward, doc="activation/ge_glu_grad_v2"),
     "Softsign": Checked(_softsign, doc="experimental/activation/softsign"),
     "AddRelu": Binary(allowed=ADD_RELU_DTYPES),
     "InplaceAddRelu": Binary(first="selfRef", out="selfRef", allowed=ADD_RELU_DTYPES),

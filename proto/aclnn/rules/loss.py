@@ -1,5 +1,6 @@
-"""Losses of ops-nn (loss/*) and their gradients: L1, MSE, smooth L1, soft margin, binary cross entropy with
-logits, KL divergence, negative log likelihood (1-D/2-D and the 4-D "2d" form).
+"""Losses of ops-nn (loss/*) and their gradients: L1, MSE, smooth L1, soft margin, binary cross entropy (of
+probabilities and of logits), KL divergence, negative log likelihood (1-D/2-D and the 4-D "2d" form), cross entropy,
+softmax cross entropy with soft labels, logit's gradient.
 
 reduction is 0 (none: the elementwise loss, the inputs' broadcast shape), 1 (mean) or 2 (sum) -- KlDivBackward also
 3 (batchmean). A reduced loss is one value: a 0-D out (some operators' documentation says [1]; both are taken where
@@ -35,6 +36,7 @@ from proto.aclnn.rules.base import (
     require_shape,
     shape_str,
     tensor,
+    text,
 )
 from proto.constants import aclDataType
 
@@ -171,6 +173,45 @@ def _bce_probabilities_backward(args: Args) -> None:
     check_out(args, "out", promote_all(*named), x.view_dims)
 
 
+def _bce_target_backward(args: Args) -> None:
+    grad, x, target = tensor(args, "gradOutput"), tensor(args, "self"), tensor(args, "target")
+    reduction(args)
+    for name, t in (("gradOutput", grad), ("self", x), ("target", target)):
+        require_dtype(name, t.data_type, HALF_FLOATS)
+        require_rank(name, t, 1, 8)
+    require_shape("target", target, x.view_dims, "self's shape")
+    if broadcast_shapes(grad.view_dims, x.view_dims) != x.view_dims:
+        raise OpArgError(f"gradOutput has shape {shape_str(grad.view_dims)}; it must broadcast to self's")
+    named = [("gradOutput", grad), ("self", x), ("target", target)]
+    for name in ("weightOptional", "posWeightOptional"):
+        w = opt_tensor(args, name)
+        if w is not None:
+            require_dtype(name, w.data_type, HALF_FLOATS)
+            if broadcast_shapes(w.view_dims, x.view_dims) != x.view_dims:
+                raise OpArgError(f"{name} has shape {shape_str(w.view_dims)}; it must broadcast to self's")
+            named.append((name, w))
+    check_out(args, "gradTarget", promote_all(*named), x.view_dims)
+
+
+def _softmax_cross_entropy(args: Args) -> None:
+    x, labels = tensor(args, "features"), tensor(args, "labels")
+    require_dtype("features", x.data_type, HALF_FLOATS)
+    require_rank("features", x, 2)
+    require_same_dtype("labels", labels, "features", x)
+    require_shape("labels", labels, x.view_dims, "features' shape")
+    check_out(args, "loss", x.data_type, x.view_dims[:1], exact=True)
+    check_out(args, "backprop", x.data_type, x.view_dims, exact=True)
+
+
+def _logit_grad(args: Args) -> None:
+    x, dy = tensor(args, "x"), tensor(args, "dy")
+    require_dtype("x", x.data_type, HALF_FLOATS)
+    require_rank("x", x, 0, 8)
+    require_same_dtype("dy", dy, "x", x)
+    require_shape("dy", dy, x.view_dims, "x's shape")
+    check_out(args, "out", x.data_type, x.view_dims, exact=True)
+
+
 def _bce_weights(args: Args, x: aclTensor, names: tuple[str, ...] = ("weightOptional", "posWeightOptional")) -> None:
     for name in names:
         w = opt_tensor(args, name)
@@ -256,6 +297,55 @@ def _nll_backward(spatial: bool) -> Checked:
     return Checked(checks, doc="loss/nll_loss_grad, aclnn_nll_loss_backward.h, aclnn_nll_loss2d_backward.h")
 
 
+CE_REDUCTIONS: Final = ("mean", "sum", "none")
+
+
+def _cross_entropy_common(args: Args, logits: str, targets: frozenset[aclDataType]) -> tuple[aclTensor, str]:
+    """logits (N, C) with C > 0, target (N), weightOptional (C) FLOAT, reduction and labelSmoothing in range (161002;
+    CANN's documentation lists its shape faults as 561002, found when it tiles)."""
+    x, target = tensor(args, logits), tensor(args, "target")
+    require_dtype(logits, x.data_type, HALF_FLOATS)
+    require_dtype("target", target.data_type, targets)
+    if len(x.view_dims) != 2 or x.view_dims[1] == 0:
+        raise OpArgError(f"{logits} has shape {shape_str(x.view_dims)}; it must be (N, C) with C > 0")
+    n, c = x.view_dims
+    if target.view_dims != (n,):
+        raise OpArgError(f"target has shape {shape_str(target.view_dims)}; it must be [{n}] ({logits}'s N)")
+    w = opt_tensor(args, "weightOptional")
+    if w is not None:
+        require_dtype("weightOptional", w.data_type, frozenset({DT.ACL_FLOAT}))
+        if w.view_dims != (c,):
+            raise OpArgError(f"weightOptional has shape {shape_str(w.view_dims)}; it must be [{c}] (C)")
+    mode = text(args, "reductionOptional") or "mean"
+    if mode not in CE_REDUCTIONS:
+        raise OpArgError(f"reductionOptional is {mode!r}; it must be one of 'mean', 'sum', 'none'")
+    require_range("labelSmoothing", number(args, "labelSmoothing"), 0.0, 1.0)
+    return x, mode
+
+
+def _cross_entropy(args: Args) -> None:
+    x, mode = _cross_entropy_common(args, "input", frozenset({DT.ACL_INT32, DT.ACL_INT64}))
+    check_out(args, "logProbOut", x.data_type, x.view_dims, exact=True)
+    if mode == "none":
+        check_out(args, "lossOut", x.data_type, x.view_dims[:1], exact=True)
+    else:
+        have = tensor(args, "lossOut").view_dims
+        check_out(args, "lossOut", x.data_type, have if have in ONE_VALUE else (1,), exact=True)
+    for name in ("zlossOut", "lseForZlossOut"):  # taken, not computed (zloss is not supported, as on CANN)
+        require_dtype(name, tensor(args, name).data_type, HALF_FLOATS)
+
+
+def _cross_entropy_grad(args: Args) -> None:
+    x, mode = _cross_entropy_common(args, "logProb", frozenset({DT.ACL_INT64}))
+    grad = tensor(args, "gradLoss")
+    require_same_dtype("gradLoss", grad, "logProb", x)
+    if mode == "none":
+        require_shape("gradLoss", grad, x.view_dims[:1], "logProb's N, reduction none")
+    elif grad.numel != 1:
+        raise OpArgError(f"gradLoss has shape {shape_str(grad.view_dims)}; it must hold one value")
+    check_out(args, "out", x.data_type, x.view_dims, exact=True)
+
+
 TABLE: Final[dict[str, Row]] = {
     "L1Loss": Loss(allowed=L1_DTYPES, extra=_l1),
     "L1LossBackward": Loss(out="gradInput", grad=True),
@@ -268,10 +358,19 @@ TABLE: Final[dict[str, Row]] = {
     "BinaryCrossEntropyWithLogits": nullable(Checked(_bce), "weightOptional", "posWeightOptional"),
     "BinaryCrossEntropyWithLogitsBackward": nullable(Checked(_bce_backward), "weightOptional", "posWeightOptional"),
     "KlDivBackward": Checked(_kl_div, doc="loss/kl_div_loss_grad"),
+    "BinaryCrossEntropyWithLogitsTargetBackward": nullable(
+        Checked(_bce_target_backward, doc="activation/log_sigmoid"), "weightOptional", "posWeightOptional"
+    ),
+    "LogitGrad": Checked(_logit_grad, doc="loss/logit_grad"),
+    "SoftmaxCrossEntropyWithLogits": Checked(
+        _softmax_cross_entropy, doc="activation/softmax_cross_entropy_with_logits"
+    ),
     "KlDivTargetBackward": Checked(_kl_div_target, doc="loss/kl_div_target_loss_grad"),
     "SmoothL1LossBackward": Loss(out="gradInput", grad=True, grad_name="gradOut", extra=_beta),
     "BinaryCrossEntropy": nullable(Checked(_bce_probabilities, doc="loss/binary_cross_entropy"), "weight"),
     "BinaryCrossEntropyBackward": nullable(Checked(_bce_probabilities_backward), "weightOptional"),
+    "CrossEntropyLoss": Checked(_cross_entropy, doc="loss/cross_entropy_loss"),
+    "CrossEntropyLossGrad": Checked(_cross_entropy_grad, doc="loss/cross_entropy_loss_grad"),
     "NLLLoss": _nll_loss(spatial=False),
     "NLLLoss2d": _nll_loss(spatial=True),
     "NLLLossBackward": _nll_backward(spatial=False),

@@ -1,5 +1,5 @@
-"""Activation gradients (hicann/ops-nn activation/*_grad, ops-math math/tanh_grad) and the activations beside them
-(Softsign, AddRelu, InplaceAddRelu).
+"""Activation gradients (hicann/ops-nn activation/*_grad, ops-math math/tanh_grad), the GLU family's (Glu, SwiGlu,
+GeGlu) and Prelu's gradients, and the activations beside them (Softsign, AddRelu, InplaceAddRelu).
 
 A gradient is gradOutput times the activation's derivative at the forward input x (or, where the operator takes
 the forward result y, written in terms of y), elementwise with broadcasting. Computed in float32 (float64 when an
@@ -244,6 +244,44 @@ def swi_glu_grad(yGrad: Array, x: Array, dim: int, out: Array, workspace: Array 
     store(out, np.concatenate([g * b * s * (1 + a * (1 - s)), g * a * s], axis=d))
 
 
+def prelu_backward(gradOutput: Array, self: Array, weight: Array, gradInput: Array, gradWeight: Array,  # noqa: N803
+                   workspace: Array | None) -> None:  # fmt: skip
+    """gradInput = g where x > 0, else weight·g; gradWeight = Σ x·g where x <= 0, per channel (axis 1) or in all."""
+    g, x = _pair(gradOutput, self)
+    g = np.broadcast_to(g, x.shape)
+    w = wide(weight).reshape(-1)
+    per_channel = w.size != 1
+    if per_channel:
+        w = w.reshape((1, w.size) + (1,) * (x.ndim - 2))
+    store(gradInput, np.where(x > 0, g, w * g))
+    share = np.where(x > 0, 0, x * g).astype(np.float64)
+    axes = tuple(i for i in range(x.ndim) if i != 1) if per_channel else None
+    store(gradWeight, share.sum(axis=axes).reshape(gradWeight.shape))
+
+
+def _ge_glu(op: str, gradOutput: Array, self: Array, gelu: Array, dim: int, approximate: int, left: bool,  # noqa: N803
+            gradInput: Array) -> None:  # noqa: N803  # fmt: skip
+    d, a, b = _halves(op, self, dim)
+    gate, linear = (a, b) if left else (b, a)
+    g, y = wide(gradOutput).astype(a.dtype, copy=False), wide(gelu).astype(a.dtype, copy=False)
+    d_gate = g * linear * (_gelu_tanh(gate) if approximate == 1 else _gelu_erf(gate))
+    parts = [d_gate, g * y] if left else [g * y, d_gate]
+    store(gradInput, np.concatenate(parts, axis=d))
+
+
+def ge_glu_backward(gradOutput: Array, self: Array, gelu: Array, dim: int, approximate: int, gradInput: Array,  # noqa: N803
+                    workspace: Array | None) -> None:  # fmt: skip
+    """GeGlu = a·gelu(b) (self's halves along dim, gelu the forward gelu(b)): [g·gelu(b), g·a·gelu'(b)];
+    approximate 0 the erf form, 1 tanh."""
+    _ge_glu("GeGluBackward", gradOutput, self, gelu, dim, approximate, False, gradInput)
+
+
+def ge_glu_v3_backward(gradOutput: Array, self: Array, gelu: Array, dim: int, approximate: int,  # noqa: N803
+                       activateLeft: bool, gradInput: Array, workspace: Array | None) -> None:  # noqa: N803  # fmt: skip
+    """GeGluBackward with the gelu on the left half when activateLeft (on the right otherwise)."""
+    _ge_glu("GeGluV3Backward", gradOutput, self, gelu, dim, approximate, activateLeft, gradInput)
+
+
 def softsign(self: Array, out: Array, workspace: Array | None) -> None:
     """out = x / (1 + |x|)."""
     x = wide(self)
@@ -296,6 +334,9 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "LogSigmoidBackward": log_sigmoid_backward,
     "GluBackward": glu_backward,
     "SwiGluGrad": swi_glu_grad,
+    "PreluBackward": prelu_backward,
+    "GeGluBackward": ge_glu_backward,
+    "GeGluV3Backward": ge_glu_v3_backward,
     "Softsign": softsign,
     "AddRelu": add_relu,
     "InplaceAddRelu": inplace_add_relu,

@@ -1,5 +1,6 @@
-"""Losses (hicann/ops-nn loss/) and their gradients: L1, MSE, smooth L1, soft margin, binary cross entropy with
-logits, KL divergence (gradient), negative log likelihood over (N, C), (C) and (N, C, H, W).
+"""Losses (hicann/ops-nn loss/) and their gradients: L1, MSE, smooth L1, soft margin, binary cross entropy (of
+probabilities and of logits), KL divergence (gradients), negative log likelihood over (N, C), (C) and (N, C, H, W),
+cross entropy (with label smoothing), softmax cross entropy with soft labels, logit's gradient.
 
 Elementwise parts are computed in float32 (float64 for DOUBLE), broadcasting the inputs; a reduction (mean or sum)
 accumulates in float64 and is rounded once into its one-value output. reduction: 0 none, 1 mean, 2 sum
@@ -133,6 +134,36 @@ def binary_cross_entropy_with_logits_backward(gradOutput: Array, self: Array, ta
     store(out, value * x.dtype.type(_scale(reduction, x.size)))
 
 
+def binary_cross_entropy_with_logits_target_backward(gradOutput: Array, self: Array, target: Array,  # noqa: N803
+                                                     weightOptional: Array | None, posWeightOptional: Array | None,  # noqa: N803
+                                                     reduction: int, gradTarget: Array,  # noqa: N803
+                                                     workspace: Array | None) -> None:  # fmt: skip
+    """d/dtarget of the logits loss: g·w·[(p - 1)·softplus(-x) - x], over self's element count for a mean."""
+    g, x = _computed(gradOutput, self)
+    p = 1 if posWeightOptional is None else wide(posWeightOptional)
+    w = 1 if weightOptional is None else wide(weightOptional)
+    value = g * w * ((p - 1) * np.logaddexp(0, -x) - x)
+    store(gradTarget, np.broadcast_to(value * x.dtype.type(_scale(reduction, x.size)), gradTarget.shape))
+
+
+def softmax_cross_entropy_with_logits(features: Array, labels: Array, loss: Array, backprop: Array,
+                                      workspace: Array | None) -> None:  # fmt: skip
+    """Per row of (N, C): loss = -Σ labels·log softmax(features), backprop = softmax(features) - labels."""
+    x, y = _computed(features, labels)
+    shifted = x - x.max(axis=1, keepdims=True)
+    log_prob = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    store(loss, -(y * log_prob).astype(np.float64).sum(axis=1))
+    store(backprop, np.exp(log_prob) - y)
+
+
+def logit_grad(x: Array, dy: Array, eps: float, out: Array, workspace: Array | None) -> None:
+    """dx = dy / (x·(1 - x)); eps >= 0: 0 outside [eps, 1 - eps]; eps < 0: NaN outside [0, 1]."""
+    v, g = _computed(x, dy)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low, high, outside = (0.0, 1.0, np.nan) if eps < 0 else (eps, 1 - eps, 0.0)
+        store(out, np.where((v < low) | (v > high), outside, g / (v * (1 - v))))
+
+
 def kl_div_backward(gradOutput: Array, self: Array, target: Array, reduction: int, logTarget: bool,  # noqa: N803
                     out: Array, workspace: Array | None) -> None:  # fmt: skip
     """d/dx of target·(log target - x): -target·g (logTarget: -exp(target)·g); mean divides by the element
@@ -187,6 +218,62 @@ def binary_cross_entropy_backward(gradOutput: Array, self: Array, target: Array,
     w = 1 if weightOptional is None else wide(weightOptional)
     value = g * w * (x - t) / np.maximum(x * (1 - x), x.dtype.type(1e-12))
     store(out, np.broadcast_to(value * x.dtype.type(_scale(reduction, x.size)), out.shape))
+
+
+def _cross_entropy_weights(target: Array, weightOptional: Array | None, ignoreIndex: int, classes: int, op: str,  # noqa: N803
+                           ) -> tuple[Array, Array, Array, Array]:  # fmt: skip
+    """The class weights (C,), the targets made safe to index, the kept mask and each row's weight (0 ignored)."""
+    w = np.ones(classes) if weightOptional is None else weightOptional.astype(np.float64)
+    picks = target.astype(np.int64)
+    kept = picks != ignoreIndex
+    if (kept & ((picks < 0) | (picks >= classes))).any():
+        raise invalid(op, "target", f"holds a class outside [0, {classes}) that is not ignoreIndex")
+    safe = np.where(kept, picks, 0)
+    return w, safe, kept, np.where(kept, w[safe], 0.0)
+
+
+def cross_entropy_loss(input: Array, target: Array, weightOptional: Array | None, reductionOptional: str | None,  # noqa: N803
+                       ignoreIndex: int, labelSmoothing: float, lseSquareScaleForZloss: float, returnZloss: bool,  # noqa: N803
+                       lossOut: Array, logProbOut: Array, zlossOut: Array, lseForZlossOut: Array,  # noqa: N803
+                       workspace: Array | None) -> None:  # fmt: skip
+    """logProb = x - logsumexp(x) per row; loss_n = (1 - ε)·(-w[t]·logProb[n, t]) + ε/C·(-Σ_c w_c·logProb[n, c]),
+    0 where t is ignoreIndex; mean divides Σ loss by Σ w[t] over kept rows. zlossOut and lseForZlossOut are not
+    written (zloss is not supported, as on CANN)."""
+    x = input.astype(np.float64)
+    n, c = x.shape
+    w, safe, kept, row_w = _cross_entropy_weights(target, weightOptional, ignoreIndex, c, "CrossEntropyLoss")
+    shifted = x - x.max(axis=1, keepdims=True)
+    log_prob = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    store(logProbOut, log_prob)
+    nll = -row_w * log_prob[np.arange(n), safe]
+    smooth = np.where(kept, -(log_prob * w).sum(axis=1), 0.0)
+    loss = (1 - labelSmoothing) * nll + labelSmoothing / c * smooth
+    mode = reductionOptional or "mean"
+    if mode == "none":
+        store(lossOut, loss)
+        return
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = loss.sum() / row_w.sum() if mode == "mean" else loss.sum()
+    store(lossOut, np.full(lossOut.shape, value))
+
+
+def cross_entropy_loss_grad(gradLoss: Array, logProb: Array, target: Array, weightOptional: Array | None,  # noqa: N803
+                            gradZlossOptional: Array | None, lseForZlossOptional: Array | None,  # noqa: N803
+                            reductionOptional: str | None, ignoreIndex: int, labelSmoothing: float,  # noqa: N803
+                            lseSquareScaleForZloss: float, out: Array, workspace: Array | None) -> None:  # noqa: N803  # fmt: skip
+    """d loss / d x from the forward's logProb: p·Σ_c a_c - a, with a = (1 - ε)·w[t]·onehot(t) + ε/C·w per kept
+    row, scaled by gradLoss (mean: over Σ w[t]); p = exp(logProb). The zloss inputs are not used."""
+    lp = logProb.astype(np.float64)
+    n, c = lp.shape
+    w, safe, kept, row_w = _cross_entropy_weights(target, weightOptional, ignoreIndex, c, "CrossEntropyLossGrad")
+    mode = reductionOptional or "mean"
+    g = gradLoss.astype(np.float64).reshape(-1) if mode == "none" else np.full(n, float(gradLoss.reshape(-1)[0]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = g * kept / (row_w.sum() if mode == "mean" else 1.0)
+    a = np.zeros((n, c))
+    a[np.arange(n), safe] = (1 - labelSmoothing) * row_w
+    a = (a + labelSmoothing / c * w[None, :] * kept[:, None]) * scale[:, None]
+    store(out, np.exp(lp) * a.sum(axis=1, keepdims=True) - a)
 
 
 def _nll_rows(self: Array, target: Array, weight: Array, ignoreIndex: int, op: str) -> tuple[Array, Array, Array]:  # noqa: N803
@@ -256,10 +343,15 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
     "BinaryCrossEntropyWithLogits": binary_cross_entropy_with_logits,
     "BinaryCrossEntropyWithLogitsBackward": binary_cross_entropy_with_logits_backward,
     "KlDivBackward": kl_div_backward,
+    "BinaryCrossEntropyWithLogitsTargetBackward": binary_cross_entropy_with_logits_target_backward,
+    "LogitGrad": logit_grad,
+    "SoftmaxCrossEntropyWithLogits": softmax_cross_entropy_with_logits,
     "KlDivTargetBackward": kl_div_target_backward,
     "SmoothL1LossBackward": smooth_l1_loss_backward,
     "BinaryCrossEntropy": binary_cross_entropy,
     "BinaryCrossEntropyBackward": binary_cross_entropy_backward,
+    "CrossEntropyLoss": cross_entropy_loss,
+    "CrossEntropyLossGrad": cross_entropy_loss_grad,
     "NLLLoss": _nll_loss("NLLLoss"),
     "NLLLoss2d": _nll_loss("NLLLoss2d"),
     "NLLLossBackward": _nll_backward("NLLLossBackward"),

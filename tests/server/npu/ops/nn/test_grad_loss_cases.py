@@ -82,6 +82,38 @@ def _bce(x: Any, t: Any, w: Any, p: Any) -> Any:
     return -w * (p * t * np.log(_sig(x)) + (1 - t) * np.log(1 - _sig(x)))
 
 
+def _ce(x: Any, t: Any, w: Any, mode: str, ignore: int, eps: float) -> dict[str, Any]:
+    lp = x - np.log(np.exp(x).sum(1, keepdims=True))
+    losses, total = [], 0.0
+    for n, k in enumerate(t):
+        if k == ignore:
+            losses.append(0.0)
+            continue
+        losses.append(-(1 - eps) * w[k] * lp[n, k] - eps / x.shape[1] * (w * lp[n]).sum())
+        total += w[k]
+    loss = np.array(losses)
+    return {
+        "logProbOut": lp,
+        "lossOut": loss if mode == "none" else [loss.sum() / total if mode == "mean" else loss.sum()],
+    }
+
+
+def _ce_grad(g: Any, lp: Any, t: Any, w: Any, mode: str, ignore: int, eps: float) -> Any:
+    """The gradient of _ce's loss by finite reasoning: softmax·Σa - a, a the per-row weights of -logProb."""
+    n, c = lp.shape
+    kept = np.array([k != ignore for k in t])
+    denom = sum(w[k] for k in t if k != ignore) if mode == "mean" else 1.0
+    out = np.zeros((n, c))
+    for i in range(n):
+        if not kept[i]:
+            continue
+        a = eps / c * w.copy()
+        a[t[i]] += (1 - eps) * w[t[i]]
+        scale = (g[i] if mode == "none" else g.reshape(-1)[0]) / denom
+        out[i] = (np.exp(lp[i]) * a.sum() - a) * scale
+    return out
+
+
 GRADS = [
     Case("TanhBackward", {"gradOutput": In(S), "output": In((4,), low=-0.99, high=0.99), "gradInput": Out(S)},
          lambda **v: {"gradInput": v["gradOutput"] * (1 - v["output"] ** 2)}, atol=1e-7),
@@ -165,6 +197,25 @@ GRADS = [
          lambda **v: {"out": np.concatenate([v["yGrad"] * v["x"][2:] * _sig(v["x"][:2])
                                              * (1 + v["x"][:2] * (1 - _sig(v["x"][:2]))),
                                              v["yGrad"] * v["x"][:2] * _sig(v["x"][:2])], 0)}, ulps=4, atol=1e-4),
+    Case("PreluBackward", {"gradOutput": In((2, 3, 4)), "self": In((2, 3, 4)), "weight": In((3,)),
+                           "gradInput": Out((2, 3, 4)), "gradWeight": Out((3,))},
+         lambda **v: {"gradInput": np.where(v["self"] > 0, 1, v["weight"][None, :, None]) * v["gradOutput"],
+                      "gradWeight": np.where(v["self"] > 0, 0, v["self"] * v["gradOutput"]).sum((0, 2))},
+         ulps=4, atol=1e-6),
+    Case("PreluBackward", {"gradOutput": In((4,)), "self": In(S), "weight": In((1,)), "gradInput": Out(S),
+                           "gradWeight": Out((1,))},
+         lambda **v: {"gradInput": np.where(v["self"] > 0, 1, v["weight"]) * v["gradOutput"],
+                      "gradWeight": [np.where(v["self"] > 0, 0, v["self"] * v["gradOutput"]).sum()]},
+         ulps=4, atol=1e-6, name="PreluBackward-one-weight"),
+    Case("GeGluBackward", {"gradOutput": In((3, 2)), "self": In(S), "gelu": In((3, 2)), "dim": -1, "approximate": 0,
+                           "gradInput": Out(S)},
+         lambda **v: {"gradInput": np.concatenate([v["gradOutput"] * v["gelu"], v["gradOutput"] * v["self"][:, :2]
+                                                   * _gelu_erf_grad(v["self"][:, 2:])], 1)}, ulps=4, atol=1e-6),
+    Case("GeGluV3Backward", {"gradOutput": In((3, 2)), "self": In(S), "gelu": In((3, 2)), "dim": 1, "approximate": 1,
+                             "activateLeft": True, "gradInput": Out(S)},
+         lambda **v: {"gradInput": np.concatenate([v["gradOutput"] * v["self"][:, 2:]
+                                                   * _gelu_tanh_grad(v["self"][:, :2]),
+                                                   v["gradOutput"] * v["gelu"]], 1)}, ulps=8, atol=1e-6),
     Case("Softsign", {"self": In(S, F16), "out": Out(S, F16)},
          lambda **v: {"out": v["self"] / (1 + np.abs(v["self"]))}),
     Case("AddRelu", {"self": In(S), "other": In((4,)), "alpha": Scalar(1.5), "out": Out(S)},
@@ -243,6 +294,42 @@ LOSSES = [
                                         "out": Out(S)},
          lambda **v: {"out": v["gradOutput"] * v["weightOptional"] * (v["self"] - v["target"])
                       / (v["self"] * (1 - v["self"])) / 12}, ulps=8, atol=1e-6),
+    Case("CrossEntropyLoss", {"input": In((3, 5)), "target": In((3,), I64, values=[4, 1, 2]),
+                              "weightOptional": In((5,), positive=True), "reductionOptional": "mean",
+                              "ignoreIndex": 2, "labelSmoothing": 0.1, "lseSquareScaleForZloss": 0.0,
+                              "returnZloss": False, "lossOut": Out((1,)), "logProbOut": Out((3, 5)),
+                              "zlossOut": Out((1,)), "lseForZlossOut": Out((3,))},
+         lambda **v: _ce(v["input"], v["target"], v["weightOptional"], "mean", 2, 0.1), ulps=4, atol=1e-6,
+         skip=("zlossOut", "lseForZlossOut")),
+    Case("CrossEntropyLoss", {"input": In((3, 5), F16), "target": In((3,), I32, values=[0, 3, 3]),
+                              "weightOptional": None, "reductionOptional": "none", "ignoreIndex": -100,
+                              "labelSmoothing": 0.0, "lseSquareScaleForZloss": 0.0, "returnZloss": False,
+                              "lossOut": Out((3,), F16), "logProbOut": Out((3, 5), F16), "zlossOut": Out((3,), F16),
+                              "lseForZlossOut": Out((3,), F16)},
+         lambda **v: _ce(v["input"], v["target"], np.ones(5), "none", -100, 0.0), ulps=2,
+         skip=("zlossOut", "lseForZlossOut"), name="CrossEntropyLoss-none"),
+    Case("CrossEntropyLossGrad", {"gradLoss": In(()), "logProb": In((3, 5), low=-3, high=-0.5),
+                                  "target": In((3,), I64, values=[4, 1, 2]), "weightOptional": In((5,), positive=True),
+                                  "gradZlossOptional": None, "lseForZlossOptional": None, "reductionOptional": "mean",
+                                  "ignoreIndex": 1, "labelSmoothing": 0.2, "lseSquareScaleForZloss": 0.0,
+                                  "out": Out((3, 5))},
+         lambda **v: {"out": _ce_grad(v["gradLoss"], v["logProb"], v["target"], v["weightOptional"], "mean", 1,
+                                      0.2)}, ulps=4, atol=1e-6),
+    Case("BinaryCrossEntropyWithLogitsTargetBackward",
+         {"gradOutput": In((4,)), "self": In(S), "target": In(S, low=0, high=1), "weightOptional": In(S),
+          "posWeightOptional": In((4,), positive=True), "reduction": 1, "gradTarget": Out(S)},
+         lambda **v: {"gradTarget": v["gradOutput"] * v["weightOptional"]
+                      * (np.log(1 - _sig(v["self"])) - v["posWeightOptional"] * np.log(_sig(v["self"]))) / 12},
+         ulps=8, atol=1e-6),
+    Case("LogitGrad", {"x": In(S, low=-0.1, high=1.1), "dy": In(S), "eps": 0.05, "out": Out(S)},
+         lambda **v: {"out": np.where((v["x"] < 0.05) | (v["x"] > 0.95), 0,
+                                      v["dy"] / (v["x"] * (1 - v["x"])))}, ulps=4),
+    Case("SoftmaxCrossEntropyWithLogits", {"features": In((3, 5)), "labels": In((3, 5), low=0, high=1),
+                                           "loss": Out((3,)), "backprop": Out((3, 5))},
+         lambda **v: {"loss": -(v["labels"] * (v["features"] - np.log(np.exp(v["features"]).sum(1, keepdims=True))))
+                      .sum(1),
+                      "backprop": np.exp(v["features"]) / np.exp(v["features"]).sum(1, keepdims=True) - v["labels"]},
+         ulps=8, atol=1e-6),
     Case("NLLLoss", {"self": In((3, 5)), "target": In((3,), I64, values=[4, 1, 1]), "weight": In((5,), positive=True),
                      "reduction": 1, "ignoreIndex": 4, "out": Out(()), "totalWeightOut": Out((1,))},
          lambda **v: _nll(v["self"], v["target"], v["weight"], 1, 4), ulps=4),
