@@ -62,6 +62,8 @@ const mp_obj *vn_out(const vn_reply *r, const char *name) { return mp_get(r->res
 int vn_ready(const char *api)
 {
     if (vn_current) return 0;
+    int opened = vn_nn_open(); /* after aclnnInit alone */
+    if (opened >= 0) return opened;
     if (strcmp(api, "aclFinalize") == 0) return vn_fail(100037, api, "aclFinalize without a matching aclInit");
     return vn_fail(100001, api, "no vnpu session: call aclInit first");
 }
@@ -95,8 +97,12 @@ int vn_call_unwatched(vn_req *r, vn_reply *out)
     if (out) memset(out, 0, sizeof(*out));
     if (!s && vn_answered_before_init(r->api)) return vn_before_init(r, out);
     if (!s) {
-        mp_free(&r->b);
-        return vn_ready(r->api);
+        int code = vn_ready(r->api); /* 0: aclnnInit's aclInit has just opened the session */
+        if (code) {
+            mp_free(&r->b);
+            return code;
+        }
+        s = vn_current;
     }
     int wait = r->wait || s->launch_blocking;
     r->b.data[r->reply_at] = wait ? (char)0xc3 : (char)0xc2;

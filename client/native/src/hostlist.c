@@ -224,7 +224,7 @@ VN_EXPORT int aclnnInit(const char *configPath)
 {
     (void)configPath; /* the operator library's configuration (its debug options): nothing vnpu reads */
     vn_enter("aclnnInit");
-    return vn_nn_init(); /* the device's aclInit, when the program has not made it */
+    return vn_nn_init(); /* the device's aclInit when the program has not made it, at the first call needing it */
 }
 VN_EXPORT int aclnnFinalize(void)
 {

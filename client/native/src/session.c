@@ -233,23 +233,33 @@ int vn_before_init(vn_req *r, vn_reply *out)
 }
 
 /* aclnnInit / aclnnFinalize: CANN's runtime answers aclrtSetDevice and what follows without aclInit, so a program
- * that starts with aclnnInit alone runs there. The daemon needs aclInit first: aclnnInit makes the one the program
- * has not made (none when it has called aclInit), and aclnnFinalize ends that one. */
-static int nn_initialized;
+ * that starts with aclnnInit alone runs there. The daemon needs aclInit first: after aclnnInit, the first call that
+ * needs the device makes the aclInit the program has not made (aclnnInit itself needs no daemon: host objects and
+ * phase 1 live in the program), and aclnnFinalize ends it. After aclInit both do nothing. */
+static int nn_pending, nn_initialized;
 
 int vn_nn_init(void)
 {
     pthread_mutex_lock(&init_lock);
-    int inited = init_count > 0 || nn_initialized;
+    if (init_count == 0 && !nn_initialized) nn_pending = 1;
     pthread_mutex_unlock(&init_lock);
-    if (inited) return 0;
+    return 0;
+}
+
+int vn_nn_open(void)
+{
+    if (!__atomic_load_n(&nn_pending, __ATOMIC_SEQ_CST)) return -1;
     int code = vn_init(NULL);
-    if (code == 0) __atomic_store_n(&nn_initialized, 1, __ATOMIC_SEQ_CST);
+    if (code == 0) {
+        __atomic_store_n(&nn_initialized, 1, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&nn_pending, 0, __ATOMIC_SEQ_CST);
+    }
     return code;
 }
 
 int vn_nn_finalize(void)
 {
+    __atomic_store_n(&nn_pending, 0, __ATOMIC_SEQ_CST);
     return __atomic_exchange_n(&nn_initialized, 0, __ATOMIC_SEQ_CST) ? vn_finalize() : 0;
 }
 

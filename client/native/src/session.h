@@ -113,8 +113,9 @@ int vn_load_config(const char *config_path, vn_config *config);
 void vn_free_config(vn_config *config);
 int vn_start_embedded(vn_config *config);
 int vn_init(const char *config_path);
-int vn_nn_init(void);     /* aclnnInit: the aclInit the program has not made */
-int vn_nn_finalize(void); /* aclnnFinalize: the aclFinalize of aclnnInit's aclInit */
+int vn_nn_init(void);     /* aclnnInit: the aclInit the program has not made, at the first call that needs it */
+int vn_nn_open(void);     /* that aclInit, when aclnnInit asked for it (-1: it did not) */
+int vn_nn_finalize(void); /* aclnnFinalize: the aclFinalize of that aclInit */
 int vn_finalize(void);
 int vn_last_error(int clear);
 long vn_tid(void);
