@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+import pytest
 
 from proto.aclnn import ArgKind, OpDecl, aclCreateIntArray, aclCreateScalar, aclCreateTensor, aclScalar, aclTensor
 from proto.aclnn.decl import ArgValue
 from proto.constants import aclDataType, aclFormat
+from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
 
 DT = aclDataType
 _addresses = itertools.count(1)
@@ -58,3 +61,11 @@ def valid_args(decl: OpDecl) -> dict[str, ArgValue]:
         ArgKind.DTYPE: lambda: DT.ACL_FLOAT,
     }
     return {arg.name: values[arg.kind]() for arg in decl.args}
+
+
+def refused(call: Callable[[], object], message: str, code: int = ACLNN_ERR_PARAM_INVALID) -> None:
+    """`call`, a phase 1, fails with `code` (161002 unless given) and exactly `message` after the operator's name."""
+    with pytest.raises(AclError) as caught:
+        call()
+    assert (caught.value.code, caught.value.message.split(": ", 1)[1]) == (code, message)
+    assert caught.value.api.endswith("WorkspaceSize")

@@ -3,26 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import pytest
-from aclnn_kit import scalar, tensor
+from aclnn_kit import refused, scalar, tensor
 
 import proto.aclnn as nn
 from proto.constants import aclDataType
-from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
+from proto.errors import ACLNN_ERR_PARAM_NULLPTR
 
 DT = aclDataType
 F32, F16, BF16, F64 = DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_DOUBLE
 S32, S64, U8, BOOL = DT.ACL_INT32, DT.ACL_INT64, DT.ACL_UINT8, DT.ACL_BOOL
 HALF = "ACL_BF16, ACL_FLOAT, ACL_FLOAT16"
-
-
-def refused(call: Callable[[], object], message: str, code: int = ACLNN_ERR_PARAM_INVALID) -> None:
-    with pytest.raises(AclError) as caught:
-        call()
-    assert (caught.value.code, caught.value.message.split(": ", 1)[1]) == (code, message)
-    assert caught.value.api.endswith("GetWorkspaceSize")
 
 
 def t(*shape: int, dtype: aclDataType = F32) -> nn.aclTensor:

@@ -5,25 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from aclnn_kit import scalar, tensor
+from aclnn_kit import refused, scalar, tensor
 
 import proto.aclnn as nn
 from proto.aclnn import aclCreateIntArray
 from proto.constants import aclDataType
-from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
 
 DT = aclDataType
 F32, F16, BF16, F64 = DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_DOUBLE
 S8, S32, S64, U8, U16, BOOL = DT.ACL_INT8, DT.ACL_INT32, DT.ACL_INT64, DT.ACL_UINT8, DT.ACL_UINT16, DT.ACL_BOOL
-
-
-def refused(call: Callable[[], object], message: str) -> None:
-    """`call` fails with 161002 and exactly `message` after the operator name."""
-    with pytest.raises(AclError) as caught:
-        call()
-    assert caught.value.code == ACLNN_ERR_PARAM_INVALID
-    assert caught.value.message.split(": ", 1)[1] == message
-    assert caught.value.api.endswith("GetWorkspaceSize")
 
 
 def t(*shape: int, dtype: aclDataType = F32) -> nn.aclTensor:

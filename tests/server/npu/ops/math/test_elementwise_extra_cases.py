@@ -5,7 +5,6 @@ LogAddExp, Rsub, RemainderScalarTensor, Square, Xlog1py and twins), against floa
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,7 +14,7 @@ from aclnn_testkit import FakeMemory
 import proto.aclnn as nn
 from proto.constants import aclDataType
 from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
-from tests.proto.aclnn_kit import scalar, tensor
+from tests.proto.aclnn_kit import refused, scalar, tensor
 from tests.server.npu.ops.opcases import (
     BF16,
     BOOL,
@@ -171,12 +170,6 @@ def test_elementwise_extra(case: Case, mem: FakeMemory, rng: np.random.Generator
 
 def _t(*shape: int, dtype: Any = F32) -> nn.aclTensor:
     return tensor(list(shape), dtype)
-
-
-def refused(call: Callable[[], object], message: str) -> None:
-    with pytest.raises(AclError) as caught:
-        call()
-    assert (caught.value.code, caught.value.message.split(": ", 1)[1]) == (ACLNN_ERR_PARAM_INVALID, message)
 
 
 def test_the_extra_operators_refuse_what_their_documentation_refuses() -> None:

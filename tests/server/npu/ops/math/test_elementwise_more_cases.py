@@ -15,10 +15,10 @@ from aclnn_testkit import FakeMemory
 import proto.aclnn as nn
 from proto.aclnn.twins import TWINS
 from proto.constants import aclDataType
-from proto.errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclError
+from proto.errors import ACLNN_ERR_PARAM_NULLPTR, AclError
 from server.npu.ops.math import gamma, special
 from server.npu.ops.nn import index_fill
-from tests.proto.aclnn_kit import scalar, tensor
+from tests.proto.aclnn_kit import refused, scalar, tensor
 from tests.server.npu.ops.opcases import (
     BF16,
     BOOL,
@@ -269,13 +269,6 @@ SHIFT_NAMES = "ACL_INT16, ACL_INT32, ACL_INT64, ACL_INT8, ACL_UINT16, ACL_UINT32
 
 def _t(*shape: int, dtype: aclDataType = F32) -> nn.aclTensor:
     return tensor(list(shape), dtype)
-
-
-def refused(call: Callable[[], object], message: str, code: int = ACLNN_ERR_PARAM_INVALID) -> None:
-    """`call` fails with `code` and exactly `message` after the operator's name."""
-    with pytest.raises(AclError) as caught:
-        call()
-    assert (caught.value.code, caught.value.message.split(": ", 1)[1]) == (code, message)
 
 
 def test_in_place_twins_refuse_what_their_documentation_refuses() -> None:

@@ -4,7 +4,6 @@ phase-1 refusals their documentation lists."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -12,8 +11,7 @@ import pytest
 from aclnn_testkit import FakeMemory
 
 import proto.aclnn as nn
-from proto.errors import ACLNN_ERR_PARAM_INVALID, AclError
-from tests.proto.aclnn_kit import scalar, tensor
+from tests.proto.aclnn_kit import refused, scalar, tensor
 from tests.server.npu.ops.opcases import BF16, F16, F32, I32, I64, Case, In, Out, Ref, Scalar, run
 
 S = (3, 5)
@@ -61,12 +59,6 @@ def test_activation_more(case: Case, mem: FakeMemory, rng: np.random.Generator) 
 
 def _t(*shape: int, dtype: Any = F32) -> nn.aclTensor:
     return tensor(list(shape), dtype)
-
-
-def refused(call: Callable[[], object], message: str) -> None:
-    with pytest.raises(AclError) as caught:
-        call()
-    assert (caught.value.code, caught.value.message.split(": ", 1)[1]) == (ACLNN_ERR_PARAM_INVALID, message)
 
 
 def test_the_activations_refuse_what_their_documentation_refuses() -> None:
